@@ -1,0 +1,80 @@
+package voiceprint
+
+import "math"
+
+// Authenticity is the service's confidence that a collection of audio is
+// one live speaker of usable quality, with the measurements behind it.
+//
+// What it measures:
+//   - Consistency: the collection is cut into time segments of equal voice
+//     (2.5 s at first, doubling whenever eight are complete, so 4 to 8 of
+//     them and a partial one); at every segment boundary with at least a
+//     quarter of the voice on each side, the speaker model (MAP mean
+//     offsets, nuisance-projected) of the audio before it is compared
+//     (cosine) with that of the audio after it, and the lowest cosine is
+//     kept. A collection in which the speaker changes scores low.
+//   - SNRdB: mean power of the voiced hops over the noise floor of the
+//     unvoiced hops.
+//   - Clipping: the fraction of voiced samples at full scale.
+//   - Loop: the fraction of voiced frames (of the latest 20 s of voice)
+//     whose 32-bit fingerprint (signs of deltas and frame-to-frame
+//     changes) recurs, within 9 bits and ±10 ms, at one constant lag:
+//     audio replayed in a loop to fill the duration, whatever its
+//     alignment to the 10 ms hops, and still when fresh noise 20 dB down
+//     is added to each repetition.
+//
+// Score is the product of four factors in [0, 1], each a logistic
+// function of one measurement with parameters fitted on training data and
+// stored in the model (AuthParams).
+//
+// What it cannot do: it is not a deepfake or synthetic-speech detector (a
+// consistent synthetic voice passes), it does not detect a single replay
+// of a recording (only repetition within the collection), two voices
+// speaking at the same time (overlap) are not separated and often pass,
+// and a second speaker talking for less than about a quarter of the voice,
+// or alternating with the first, is diluted.
+// With less than 3.75 s of voice (one 2.5 s segment and less than half of
+// the next) there is nothing to compare and Consistency is 1 (Segments < 2).
+// The loop check needs 2.3 s of voice (a 0.3 s lag and 2 s compared).
+type Authenticity struct {
+	// Score is the overall confidence, 0 to 1.
+	Score float64
+	// Consistency is the lowest before-versus-after cosine over the
+	// segment boundaries, −1 to 1; 1 when nothing could be compared.
+	Consistency float64
+	// Segments is the number of time segments the collection was cut
+	// into (the partial last one counted when at least half full).
+	Segments int
+	// SNRdB is the estimated signal-to-noise ratio, −10 to 60 dB.
+	SNRdB float64
+	// Clipping is the fraction of voiced samples at full scale.
+	Clipping float64
+	// Loop is the fraction of voiced frames repeated at LoopLagSeconds
+	// (of voice) earlier: near 0 for live speech, near 1 for a loop.
+	Loop           float64
+	LoopLagSeconds float64
+	// VoiceSeconds is the net voice of the collection.
+	VoiceSeconds float64
+}
+
+func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func (c *collector) authenticity() Authenticity {
+	p := c.m.def.Auth
+	a := Authenticity{VoiceSeconds: float64(c.frames) / 100}
+	a.Consistency, a.Segments = c.consistency()
+	a.SNRdB = c.snrDB()
+	a.Clipping = c.clipping()
+	var lag int
+	a.Loop, lag = c.loop()
+	a.LoopLagSeconds = float64(lag) / 100
+	fc := logistic(p.ConsistencySlope * (a.Consistency - p.ConsistencyMid))
+	fs := logistic(p.SNRSlope * (a.SNRdB - p.SNRMidDB))
+	fk := 1 - logistic(p.ClipSlope*(a.Clipping-p.ClipMid))
+	fl := 1 - logistic(p.LoopSlope*(a.Loop-p.LoopMid))
+	a.Score = fc * fs * fk * fl
+	if c.frames == 0 {
+		a.Score = 0
+	}
+	return a
+}

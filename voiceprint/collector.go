@@ -1,0 +1,390 @@
+package voiceprint
+
+import (
+	"math"
+	"math/bits"
+)
+
+const (
+	// blockSlots bounds the completed time segments kept for the
+	// consistency check; when they are all full, neighbours merge pairwise
+	// and segments double in length, so a collection of any length ends
+	// with 4 to 8 completed segments of equal length and a partial one. The
+	// segments' statistics are the collection's statistics: their sum.
+	blockSlots = 8
+	// firstBlockFrames is the initial segment length: 2.5 s of voice.
+	firstBlockFrames = 250
+	// ringFrames is how many of the latest voiced frames the loop detector
+	// remembers: 20.48 s of voice.
+	ringFrames = 2048
+	// histBins is the number of 0.5 dB bins of the hop-energy histograms
+	// (0 to 96 dB re one int16 unit squared).
+	histBins = 192
+	// clipLevel: a sample at or beyond ±clipLevel counts as clipped. The
+	// largest µ-law magnitude is 32124.
+	clipLevel = 32000
+)
+
+// collector accumulates, frame by frame, everything an enrolment or a
+// verification needs: the Baum-Welch statistics of the voiced feature
+// vectors against the UBM, per-segment statistics of the static
+// coefficients for the consistency check, a fingerprint ring for loop
+// detection, and hop-energy histograms and a clipping count from the PCM.
+// Memory: see Enroller.
+type collector struct {
+	m  *compiled
+	f  frame
+	nc int // static coefficients per vector
+
+	cur      stats                   // the segment being filled, in float32
+	done     [blockSlots]packedStats // completed segments
+	nDone    int
+	blockLen int // frames per segment
+	frames   int // vectors accumulated
+
+	ring  [ringFrames]uint32
+	ringN int
+	prev  [6]float32
+
+	hist          [2][histBins]uint32 // [0] unvoiced hops, [1] voiced hops
+	voicedPower   float64             // Σ mean square of voiced hops
+	voicedSamples int64
+	clipped       int64
+}
+
+// packedStats holds a completed segment's statistics in half the space:
+// the counts N in float32 and the whitened deviations of the component
+// means from the UBM's, z = (F/N − μ)/σ, in binary16 (|z| is a few units,
+// so the rounding error is about 10⁻³ of σ).
+type packedStats struct {
+	n      []float32
+	z      []uint16
+	frames int
+}
+
+func (c *collector) init(m *compiled) {
+	c.m = m
+	g := m.g
+	c.f = g.newFrame()
+	c.cur = newStats(g)
+	for i := range c.done {
+		c.done[i] = packedStats{n: make([]float32, g.k), z: make([]uint16, g.k*g.d)}
+	}
+	c.nc = g.d / 3
+	if c.nc < 1 {
+		c.nc = g.d
+	}
+	c.reset()
+}
+
+func (c *collector) reset() {
+	c.cur.reset()
+	c.nDone, c.blockLen, c.frames = 0, firstBlockFrames, 0
+	c.ringN = 0
+	c.prev = [6]float32{}
+	c.hist = [2][histBins]uint32{}
+	c.voicedPower, c.voicedSamples, c.clipped = 0, 0, 0
+}
+
+// add accumulates one feature vector; len(x) must be the model's Dim. A
+// vector with a NaN or infinite value is refused (false) and not counted.
+func (c *collector) add(x []float32) bool {
+	g := c.m.g
+	g.eval(x, &c.f)
+	if l := c.f.logLik; l != l || l > math.MaxFloat32 || l < -math.MaxFloat32 {
+		return false
+	}
+	if c.cur.frames == c.blockLen {
+		c.nextBlock()
+	}
+	c.cur.add(g, x, &c.f)
+	c.frames++
+	c.ring[c.ringN%ringFrames] = c.fingerprint(x)
+	c.ringN++
+	return true
+}
+
+// nextBlock packs the full current segment, merging completed segments
+// pairwise first when all slots are taken.
+func (c *collector) nextBlock() {
+	if c.nDone == blockSlots {
+		for i := 0; i < blockSlots/2; i++ {
+			c.merge(&c.done[i], &c.done[2*i], &c.done[2*i+1])
+		}
+		c.nDone = blockSlots / 2
+		c.blockLen *= 2
+	}
+	c.pack(&c.done[c.nDone], &c.cur)
+	c.nDone++
+	c.cur.reset()
+}
+
+func (c *collector) pack(p *packedStats, s *stats) {
+	g := c.m.g
+	d := g.d
+	copy(p.n, s.n)
+	p.frames = s.frames
+	for k := 0; k < g.k; k++ {
+		n := s.n[k]
+		z := p.z[k*d : (k+1)*d]
+		if n < 1e-6 {
+			clear(z)
+			continue
+		}
+		inv := 1 / n
+		for i := range z {
+			j := k*d + i
+			z[i] = toHalf((s.f[j]*inv - g.mean[j]) * g.isd[j])
+		}
+	}
+}
+
+// merge writes a+b into dst, which may be a.
+func (c *collector) merge(dst, a, b *packedStats) {
+	d := c.m.g.d
+	for k := range a.n {
+		na, nb := a.n[k], b.n[k]
+		n := na + nb
+		z, za, zb := dst.z[k*d:(k+1)*d], a.z[k*d:(k+1)*d], b.z[k*d:(k+1)*d]
+		if n < 1e-6 {
+			clear(z)
+		} else {
+			wa, wb := na/n, nb/n
+			for i := range z {
+				z[i] = toHalf(wa*fromHalf(za[i]) + wb*fromHalf(zb[i]))
+			}
+		}
+		dst.n[k] = n
+	}
+	dst.frames = a.frames + b.frames
+}
+
+// addPacked adds the statistics of p to s.
+func (c *collector) addPacked(s *stats, p *packedStats) {
+	g := c.m.g
+	d := g.d
+	for k := 0; k < g.k; k++ {
+		n := p.n[k]
+		s.n[k] += n
+		for i := 0; i < d; i++ {
+			j := k*d + i
+			s.f[j] += n * (g.mean[j] + fromHalf(p.z[j])/g.isd[j])
+		}
+	}
+	s.frames += p.frames
+}
+
+// total writes the statistics of the whole collection into dst.
+func (c *collector) total(dst *stats) {
+	dst.reset()
+	for i := 0; i < c.nDone; i++ {
+		c.addPacked(dst, &c.done[i])
+	}
+	dst.addStats(&c.cur)
+}
+
+// fingerprint packs 32 sign bits of a vector: the deltas and delta-deltas
+// of the first 13 static coefficients and the frame-to-frame change of
+// c1..c6. Signs of differences do not move with the sliding mean
+// normalisation, so a replayed stretch of audio gives the same bits.
+func (c *collector) fingerprint(x []float32) uint32 {
+	nc := c.nc
+	var fp uint32
+	bit := 0
+	n := min(nc, 13)
+	if len(x) >= 3*nc {
+		for i := 0; i < n; i++ {
+			if x[nc+i] > 0 {
+				fp |= 1 << bit
+			}
+			bit++
+		}
+		for i := 0; i < n; i++ {
+			if x[2*nc+i] > 0 {
+				fp |= 1 << bit
+			}
+			bit++
+		}
+	}
+	for i := 0; i < 6 && i+1 < nc; i++ {
+		v := x[i+1]
+		if v > c.prev[i] {
+			fp |= 1 << bit
+		}
+		c.prev[i] = v
+		bit++
+	}
+	return fp
+}
+
+// observePCM accounts one hop of PCM.
+func (c *collector) observePCM(hop []int16, voiced bool) {
+	if len(hop) == 0 {
+		return
+	}
+	var e int64
+	var clip int64
+	for _, s := range hop {
+		v := int64(s)
+		e += v * v
+		if v >= clipLevel || v <= -clipLevel {
+			clip++
+		}
+	}
+	ms := float64(e) / float64(len(hop))
+	bin := int(20 * math.Log10(ms+1)) // 0.5 dB bins
+	bin = max(0, min(bin, histBins-1))
+	if voiced {
+		c.hist[1][bin]++
+		c.voicedPower += ms
+		c.voicedSamples += int64(len(hop))
+		c.clipped += clip
+	} else {
+		c.hist[0][bin]++
+	}
+}
+
+// percentile returns the level in dB (bin centre) below which a fraction q
+// of the histogram's hops lie, and false for an empty histogram.
+func percentile(h *[histBins]uint32, q float64) (float64, bool) {
+	var n uint64
+	for _, v := range h {
+		n += uint64(v)
+	}
+	if n == 0 {
+		return 0, false
+	}
+	want := uint64(q * float64(n))
+	var acc uint64
+	for i, v := range h {
+		acc += uint64(v)
+		if acc > want {
+			return (float64(i) + 0.5) / 2, true
+		}
+	}
+	return float64(histBins) / 2, true
+}
+
+func (c *collector) hopCount(voiced int) (n uint64) {
+	for _, v := range c.hist[voiced] {
+		n += uint64(v)
+	}
+	return n
+}
+
+// snrDB estimates the signal-to-noise ratio: mean power of the voiced hops
+// against a noise floor taken as the 30th percentile of the unvoiced hops'
+// energies (or, with fewer than 50 unvoiced hops, the 5th percentile of
+// the voiced ones), clamped to [−10, 60] dB.
+func (c *collector) snrDB() float64 {
+	nv := c.hopCount(1)
+	if nv == 0 {
+		return -10
+	}
+	var noiseDB float64
+	if c.hopCount(0) >= 50 {
+		noiseDB, _ = percentile(&c.hist[0], 0.3)
+	} else {
+		noiseDB, _ = percentile(&c.hist[1], 0.05)
+	}
+	pn := math.Pow(10, noiseDB/10) // ≥ 1: the histogram is of ms+1
+	ps := c.voicedPower/float64(nv) + 1
+	snr := 10 * math.Log10(math.Max(ps-pn, 1e-3*pn)/pn)
+	return math.Max(-10, math.Min(60, snr))
+}
+
+// clipping is the fraction of voiced samples at full scale.
+func (c *collector) clipping() float64 {
+	if c.voicedSamples == 0 {
+		return 0
+	}
+	return float64(c.clipped) / float64(c.voicedSamples)
+}
+
+const (
+	loopHamming    = 9   // of 32 bits may differ between matching frames (1 % of independent random pairs match)
+	loopMinLag     = 30  // frames: shorter repetitions are not loops
+	loopMinOverlap = 200 // frames compared at a lag at least
+)
+
+// loop returns the largest fraction of voiced frames that match the frame
+// lag frames earlier (within ±1 frame), over all lags, and that lag. A
+// stretch of audio replayed in a loop repeats its frames at the loop's
+// period, so the fraction approaches 1; different speech stays near the
+// chance rate of a match.
+func (c *collector) loop() (frac float64, lag int) {
+	n := min(c.ringN, ringFrames)
+	start := c.ringN - n
+	fp := func(i int) uint32 { return c.ring[(start+i)%ringFrames] }
+	near := func(a, b uint32) bool { return bits.OnesCount32(a^b) <= loopHamming }
+	for l := loopMinLag; l+1 < n-loopMinOverlap; l++ {
+		m := 0
+		for i := l + 1; i < n-1; i++ {
+			x := fp(i)
+			if near(x, fp(i-l)) || near(x, fp(i-l-1)) || near(x, fp(i-l+1)) {
+				m++
+			}
+		}
+		if f := float64(m) / float64(n-l-2); f > frac {
+			frac, lag = f, l
+		}
+	}
+	return frac, lag
+}
+
+// consistency looks for a change of speaker: for every boundary between
+// two time segments it computes the whitened MAP mean offsets of the audio
+// before and after it, projected away from the nuisance directions, and
+// their cosine; it returns the lowest cosine and the number of segments.
+// With fewer than two segments of at least half the segment length it
+// returns 1: too little voice to compare.
+func (c *collector) consistency() (float64, int) {
+	g := c.m.g
+	nb := c.nDone
+	if c.cur.frames >= c.blockLen/2 {
+		nb++ // the partial segment stands alone
+	}
+	if nb < 2 {
+		return 1, nb
+	}
+	blk := make([]stats, c.nDone+1)
+	for i := range blk {
+		blk[i] = newStats(g)
+		if i < c.nDone {
+			c.addPacked(&blk[i], &c.done[i])
+		} else {
+			blk[i].addStats(&c.cur)
+		}
+	}
+	pre, post := newStats(g), newStats(g)
+	oa := make([]float32, g.k*g.d)
+	ob := make([]float32, g.k*g.d)
+	worst := 1.0
+	for b := 0; b+1 < nb; b++ {
+		pre.addStats(&blk[b])
+		if 4*pre.frames < c.frames || 4*(c.frames-pre.frames) < c.frames {
+			continue // each side must hold a quarter of the voice
+		}
+		post.reset()
+		for j := b + 1; j < len(blk); j++ {
+			post.addStats(&blk[j])
+		}
+		g.offsets(oa, &pre)
+		g.offsets(ob, &post)
+		c.m.project(oa)
+		c.m.project(ob)
+		var dot, na, nr float64
+		for i := range oa {
+			x, y := float64(oa[i]), float64(ob[i])
+			dot += x * y
+			na += x * x
+			nr += y * y
+		}
+		cos := 0.0
+		if na > 0 && nr > 0 {
+			cos = dot / math.Sqrt(na*nr)
+		}
+		worst = math.Min(worst, cos)
+	}
+	return worst, nb
+}
