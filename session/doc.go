@@ -1,0 +1,10 @@
+// Package session owns audio settings and the register and verify sessions
+// of the streaming interface: their validation, their state machine
+// (spec/voice-api.md section 3, DESIGN.md 2.1) and their persistence through
+// the Store interface declared here.
+//
+// A session starts in PROCESSING_AUDIO and ends in SUCCESS or FAILED; a
+// FAILED session carries an error code. The Manager keeps a timer per live
+// session so that a session no stream feeds fails with NoAudio after the
+// configured timeout, and lets a client cancel a live session.
+package session

@@ -1,0 +1,482 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/earshot-voice/earshot/voiceprint"
+)
+
+// Observer is told what sessions and calls do; package metrics implements
+// it. Every string is from a small fixed set. Methods must not block.
+type Observer interface {
+	// SessionEntered: a session entered state; code is empty unless state
+	// is FAILED.
+	SessionEntered(kind, state, code string)
+	// CallsActive: the number of live calls changed by delta.
+	CallsActive(delta int)
+	// FrameProcessed: one frame went through a call's pipeline.
+	FrameProcessed(elapsed time.Duration)
+	// FrameDropped: a frame was dropped, and why (queue_full, undecodable).
+	FrameDropped(reason string)
+}
+
+// Options configure a Manager. The zero value works.
+type Options struct {
+	// SessionTimeout is how long a session waits for its audio stream
+	// before it fails with NoAudio. Default 10 minutes.
+	SessionTimeout time.Duration
+	// MaxAudioTotalDuration bounds audio_total_duration, in seconds.
+	// Default 300.
+	MaxAudioTotalDuration float64
+	// FlushInterval is how often live progress is written to the store.
+	// Default 1 s.
+	FlushInterval time.Duration
+	// Observer, if not nil, is told of sessions and calls.
+	Observer Observer
+	// Sealer seals the credentials of register sessions and opens those
+	// of verify sessions. Without one, sessions fail with Internal when
+	// their audio arrives.
+	Sealer *voiceprint.Sealer
+}
+
+// Defaults of Options.
+const (
+	DefaultSessionTimeout        = 10 * time.Minute
+	DefaultMaxAudioTotalDuration = 300.0
+	DefaultFlushInterval         = time.Second
+)
+
+// Manager creates, reads and ends sessions, and binds them to the audio
+// streams of their calls. All methods are safe for concurrent use.
+// NewManager starts one goroutine, which writes progress to the store;
+// Close stops it and every timer, and waits for them.
+type Manager struct {
+	store  Store
+	models *voiceprint.Registry
+	opts   Options
+	log    *zap.Logger
+
+	// ctx is cancelled by Close; timers and the flusher use it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	closed  bool
+	live    map[string]*live // by session id
+	byCall  map[callKey]*live
+	calls   map[callKey]*Call
+	pending []pendingFinal // terminal states the store has not taken yet
+	wg      sync.WaitGroup // timer callbacks and the flusher
+}
+
+// pendingFinal is a terminal state waiting to be written.
+type pendingFinal struct {
+	l     *live
+	final Session
+}
+
+// NewManager returns a Manager over store. Call Resume once at start-up to
+// take over sessions a previous process left live.
+func NewManager(store Store, models *voiceprint.Registry, opts Options, log *zap.Logger) *Manager {
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.MaxAudioTotalDuration <= 0 {
+		opts.MaxAudioTotalDuration = DefaultMaxAudioTotalDuration
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = DefaultFlushInterval
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{
+		store: newBreakerStore(store), models: models, opts: opts, log: log, ctx: ctx, cancel: cancel,
+		live: map[string]*live{}, byCall: map[callKey]*live{}, calls: map[callKey]*Call{},
+	}
+	m.wg.Add(1)
+	go m.flusher()
+	return m
+}
+
+func (m *Manager) observe() Observer { return m.opts.Observer }
+
+// Models returns the speaker models sessions can use.
+func (m *Manager) Models() []voiceprint.Model { return m.models.Models() }
+
+// Resume takes over every live session in the store: each waits for its
+// stream again with the time it has left (one past its deadline fails at
+// once). Audio streams do not survive a restart.
+func (m *Manager) Resume(ctx context.Context) error {
+	sessions, err := m.store.ActiveSessions(ctx)
+	if err != nil {
+		return fmt.Errorf("session: resuming live sessions: %w", err)
+	}
+	for _, s := range sessions {
+		settings, err := m.store.AudioSettings(ctx, s.TenantID, s.AudioSettingsID)
+		if err != nil {
+			return fmt.Errorf("session: resuming session %s: %w", s.ID, err)
+		}
+		m.addLive(s, settings, time.Until(s.CreatedAt.Add(m.opts.SessionTimeout)))
+	}
+	if len(sessions) > 0 {
+		m.log.Info("resumed live sessions", zap.Int("sessions", len(sessions)))
+	}
+	return nil
+}
+
+// CreateAudioSettings validates and stores new audio settings of a tenant.
+// An invalid request returns a *ValidationError.
+func (m *Manager) CreateAudioSettings(ctx context.Context, tenantID string, s AudioSettings) (AudioSettings, error) {
+	if err := s.validate(); err != nil {
+		return AudioSettings{}, err
+	}
+	s.ID = uuid.NewString()
+	s.TenantID = tenantID
+	s.CreatedAt = now()
+	if err := m.store.CreateAudioSettings(ctx, s); err != nil {
+		return AudioSettings{}, fmt.Errorf("session: storing audio settings: %w", err)
+	}
+	return s, nil
+}
+
+// AudioSettings returns the tenant's audio settings with that id, or
+// ErrNotFound.
+func (m *Manager) AudioSettings(ctx context.Context, tenantID, id string) (AudioSettings, error) {
+	if uuid.Validate(id) != nil {
+		return AudioSettings{}, ErrNotFound
+	}
+	return m.store.AudioSettings(ctx, tenantID, id)
+}
+
+// Create validates req and starts a session of that kind in
+// PROCESSING_AUDIO. An invalid request returns a *ValidationError; a live
+// session for the same call id in the tenant returns ErrConflict. If the
+// call's stream is already open here, the session collects from its next
+// frame; otherwise it waits for the stream.
+func (m *Manager) Create(ctx context.Context, tenantID string, kind Kind, req Request) (Session, error) {
+	settings, err := m.validate(ctx, tenantID, kind, req)
+	if err != nil {
+		return Session{}, err
+	}
+	t := now()
+	s := Session{
+		ID: uuid.NewString(), TenantID: tenantID, Kind: kind,
+		AudioSettingsID: req.AudioSettingsID, AuthenticityThreshold: req.AuthenticityThreshold,
+		AudioTotalDuration: req.AudioTotalDuration, CallID: req.CallID, ModelHash: req.ModelHash,
+		Credential: req.Credential, SimilarityThreshold: req.SimilarityThreshold,
+		State: StateProcessingAudio, CreatedAt: t, UpdatedAt: t,
+	}
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return Session{}, ErrClosed
+	}
+	if err := m.store.CreateSession(ctx, s); err != nil {
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrUnavailable) {
+			return Session{}, err
+		}
+		return Session{}, fmt.Errorf("session: storing session: %w", err)
+	}
+	m.observe().SessionEntered(string(kind), string(StateProcessingAudio), "")
+	m.addLive(s, settings, m.opts.SessionTimeout)
+	return s, nil
+}
+
+func (m *Manager) validate(ctx context.Context, tenantID string, kind Kind, req Request) (AudioSettings, error) {
+	var v ValidationError
+	if t := req.AuthenticityThreshold; math.IsNaN(t) || t < 0 || t > 1 {
+		v.add("authenticity_threshold", "must be between 0 and 1")
+	}
+	if d := req.AudioTotalDuration; math.IsNaN(d) || d <= 0 || d > m.opts.MaxAudioTotalDuration {
+		v.add("audio_total_duration", "must be greater than 0 and at most %g seconds", m.opts.MaxAudioTotalDuration)
+	}
+	if !validCallID(req.CallID) {
+		v.add("call_id", "must be 1 to %d printable characters", MaxCallIDLength)
+	}
+	model, ok := m.models.Lookup(req.ModelHash)
+	if !ok {
+		v.add("model_hash", "must be the hash of a model listed by GET /v1/models")
+	}
+	if t := req.SimilarityThreshold; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
+		v.add("similarity_threshold", "must be between 0 and 1")
+	}
+	switch {
+	case kind == KindVerify && req.Credential == "":
+		v.add("credential", "is required")
+	case kind == KindVerify && ok:
+		if msg := m.checkCredential(tenantID, model, req.Credential); msg != "" {
+			v.add("credential", "%s", msg)
+		}
+	}
+	settings, err := m.AudioSettings(ctx, tenantID, req.AudioSettingsID)
+	if errors.Is(err, ErrNotFound) {
+		v.add("audio_settings_id", "must be the id of audio settings created with this API key's tenant")
+	} else if err != nil {
+		return AudioSettings{}, fmt.Errorf("session: reading audio settings: %w", err)
+	}
+	return settings, v.err()
+}
+
+// Get returns the tenant's session of that kind and id, or ErrNotFound.
+// A session this process is collecting reports its live progress.
+func (m *Manager) Get(ctx context.Context, tenantID string, kind Kind, id string) (Session, error) {
+	if uuid.Validate(id) != nil {
+		return Session{}, ErrNotFound
+	}
+	s, err := m.store.Session(ctx, tenantID, id)
+	if err != nil {
+		return Session{}, err
+	}
+	if s.Kind != kind {
+		return Session{}, ErrNotFound
+	}
+	if s.State == StateProcessingAudio {
+		m.mu.Lock()
+		l := m.live[id]
+		m.mu.Unlock()
+		if l != nil {
+			if p, _ := l.snapshot(); p != nil {
+				s.Progress = p
+			}
+		}
+	}
+	return s, nil
+}
+
+// Cancel ends the tenant's live session of that kind and id as FAILED with
+// code Cancelled. It returns ErrNotFound for an unknown session and
+// ErrNotActive for one that already ended.
+func (m *Manager) Cancel(ctx context.Context, tenantID string, kind Kind, id string) error {
+	s, err := m.Get(ctx, tenantID, kind, id)
+	if err != nil {
+		return err
+	}
+	if s.State.Terminal() {
+		return ErrNotActive
+	}
+	s.State, s.Failure, s.UpdatedAt = StateFailed, &Failure{Code: CodeCancelled, Message: "the session was cancelled by the client"}, now()
+	if err := m.store.UpdateSession(ctx, s); err != nil {
+		return err
+	}
+	m.observe().SessionEntered(string(s.Kind), string(s.State), string(CodeCancelled))
+	if call := m.dropLive(id); call != nil {
+		call.unbind(id)
+	}
+	return nil
+}
+
+// addLive registers a live session, binding it to its call's stream when
+// one is open, else arming its NoAudio timer.
+func (m *Manager) addLive(s Session, settings AudioSettings, wait time.Duration) {
+	l := &live{id: s.ID, key: callKey{s.TenantID, s.CallID}, sess: s, settings: settings}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.live[l.id] = l
+	m.byCall[l.key] = l
+	if call := m.calls[l.key]; call != nil {
+		l.call = call
+		call.bind(l)
+		return
+	}
+	l.timer = time.AfterFunc(max(wait, 0), func() { m.noAudio(l) })
+}
+
+// dropLive forgets a live session and returns the call it was bound to.
+func (m *Manager) dropLive(id string) *Call {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.live[id]
+	if l == nil {
+		return nil
+	}
+	delete(m.live, id)
+	if m.byCall[l.key] == l {
+		delete(m.byCall, l.key)
+	}
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	return l.call
+}
+
+// hasLiveSession reports whether a session still needs the call's stream.
+func (m *Manager) hasLiveSession(key callKey) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.byCall[key]
+	return l != nil && !l.finishing
+}
+
+// noAudio fails a session whose stream never came.
+func (m *Manager) noAudio(l *live) {
+	m.mu.Lock()
+	if m.closed || m.live[l.id] != l || l.call != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	defer m.wg.Done()
+	ctx, cancel := context.WithTimeout(m.ctx, 30*time.Second)
+	defer cancel()
+	msg := fmt.Sprintf("no audio stream arrived for call_id within %s", m.opts.SessionTimeout)
+	if m.finish(ctx, l, nil, &Failure{Code: CodeNoAudio, Message: msg}, nil) {
+		m.log.Info("session failed: no audio", zap.String("session_id", l.id), zap.String("call_id", l.sess.CallID))
+	}
+}
+
+// finish writes a live session's terminal state: SUCCESS with res, or
+// FAILED with fail. The state is durable before anyone can read it: if the
+// store cannot take it now, the flusher retries and the session reads as
+// PROCESSING_AUDIO meanwhile. It reports whether the state was written now.
+func (m *Manager) finish(ctx context.Context, l *live, progress *Progress, fail *Failure, res *Result) bool {
+	final := l.sess
+	final.UpdatedAt = now()
+	if progress == nil {
+		progress, _ = l.snapshot()
+	}
+	final.Progress = progress
+	if fail != nil {
+		final.State, final.Failure = StateFailed, fail
+	} else {
+		final.State, final.Result = StateSuccess, res
+	}
+	m.mu.Lock()
+	l.finishing = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	m.mu.Unlock()
+	err := m.store.UpdateSession(ctx, final)
+	switch {
+	case err == nil:
+		m.finished(l, final)
+		return true
+	case errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
+		m.dropLive(l.id) // cancelled meanwhile
+		return false
+	default:
+		m.log.Warn("store refused a terminal state; retrying", zap.String("session_id", l.id), zap.Error(err))
+		m.mu.Lock()
+		m.pending = append(m.pending, pendingFinal{l: l, final: final})
+		m.mu.Unlock()
+		return false
+	}
+}
+
+// finished records a terminal state the store took.
+func (m *Manager) finished(l *live, final Session) {
+	m.dropLive(l.id)
+	code := ""
+	if final.Failure != nil {
+		code = string(final.Failure.Code)
+	}
+	m.observe().SessionEntered(string(final.Kind), string(final.State), code)
+}
+
+// flusher writes live progress to the store every FlushInterval, and
+// retries terminal states the store refused.
+func (m *Manager) flusher() {
+	defer m.wg.Done()
+	t := time.NewTicker(m.opts.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			m.flush(m.ctx)
+		case <-m.ctx.Done():
+			return
+		}
+	}
+}
+
+// flush writes dirty progress and pending terminal states once.
+func (m *Manager) flush(ctx context.Context) {
+	m.mu.Lock()
+	pending := m.pending
+	m.pending = nil
+	dirty := make([]*live, 0, len(m.live))
+	for _, l := range m.live {
+		if !l.finishing {
+			dirty = append(dirty, l)
+		}
+	}
+	m.mu.Unlock()
+	for i, p := range pending {
+		err := m.store.UpdateSession(ctx, p.final)
+		switch {
+		case err == nil:
+			m.finished(p.l, p.final)
+		case errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
+			m.dropLive(p.l.id)
+		default:
+			m.mu.Lock()
+			m.pending = append(m.pending, pending[i:]...)
+			m.mu.Unlock()
+			return // the store is down: keep the rest for the next tick
+		}
+	}
+	for _, l := range dirty {
+		p, isDirty := l.snapshot()
+		if !isDirty {
+			continue
+		}
+		s := l.sess
+		s.Progress, s.UpdatedAt = p, now()
+		if err := m.store.UpdateSession(ctx, s); err != nil {
+			if !errors.Is(err, ErrNotActive) && !errors.Is(err, ErrNotFound) {
+				m.log.Debug("progress not written; will retry", zap.Error(err))
+				return
+			}
+			continue
+		}
+		l.markClean(*p)
+	}
+}
+
+// Close stops every timer and the flusher, writes what is pending once
+// more, and waits. Live sessions without a stream stay live in the store;
+// the next process resumes them. Close is idempotent.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	for _, l := range m.live {
+		if l.timer != nil {
+			l.timer.Stop()
+		}
+	}
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m.flush(ctx)
+}
+
+// now returns the current time at the precision the store keeps.
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+type nopObserver struct{}
+
+func (nopObserver) SessionEntered(string, string, string) {}
+func (nopObserver) CallsActive(int)                       {}
+func (nopObserver) FrameProcessed(time.Duration)          {}
+func (nopObserver) FrameDropped(string)                   {}

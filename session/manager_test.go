@@ -1,0 +1,351 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/earshot-voice/earshot/voiceprint"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// memStore is an in-memory Store with the same contract as package store.
+type memStore struct {
+	mu       sync.Mutex
+	settings map[string]AudioSettings
+	sessions map[string]Session
+}
+
+func newMemStore() *memStore {
+	return &memStore{settings: map[string]AudioSettings{}, sessions: map[string]Session{}}
+}
+
+func (m *memStore) CreateAudioSettings(_ context.Context, s AudioSettings) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.settings[s.ID] = s
+	return nil
+}
+
+func (m *memStore) AudioSettings(_ context.Context, tenantID, id string) (AudioSettings, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.settings[id]
+	if !ok || s.TenantID != tenantID {
+		return AudioSettings{}, ErrNotFound
+	}
+	return s, nil
+}
+
+func (m *memStore) CreateSession(_ context.Context, s Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range m.sessions {
+		if o.TenantID == s.TenantID && o.CallID == s.CallID && o.State == StateProcessingAudio {
+			return ErrConflict
+		}
+	}
+	m.sessions[s.ID] = s
+	return nil
+}
+
+func (m *memStore) Session(_ context.Context, tenantID, id string) (Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok || s.TenantID != tenantID {
+		return Session{}, ErrNotFound
+	}
+	return s, nil
+}
+
+func (m *memStore) UpdateSession(_ context.Context, s Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.sessions[s.ID]
+	switch {
+	case !ok || old.TenantID != s.TenantID:
+		return ErrNotFound
+	case old.State != StateProcessingAudio:
+		return ErrNotActive
+	}
+	m.sessions[s.ID] = s
+	return nil
+}
+
+func (m *memStore) ActiveSessions(context.Context) ([]Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Session
+	for _, s := range m.sessions {
+		if s.State == StateProcessingAudio {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// events records observer calls.
+type events struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (e *events) SessionEntered(kind, state, code string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.log = append(e.log, kind+" "+state+" "+code)
+}
+
+func (e *events) CallsActive(int)              {}
+func (e *events) FrameProcessed(time.Duration) {}
+func (e *events) FrameDropped(string)          {}
+
+func (e *events) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.Join(e.log, "; ")
+}
+
+func newTestManager(t *testing.T, store Store, opts Options) *Manager {
+	m := NewManager(store, voiceprint.NewRegistry(), opts, zaptest.NewLogger(t))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func validSettings() AudioSettings {
+	return AudioSettings{Protocol: "audiohook", Format: "raw", Codec: "mulaw", SampleRate: 8000, Channels: 1}
+}
+
+func TestAudioSettingsValidation(t *testing.T) {
+	tests := []struct {
+		name   string
+		edit   func(*AudioSettings)
+		fields []string // invalid fields, in order; nil means valid
+	}{
+		{"mulaw mono", func(*AudioSettings) {}, nil},
+		{"alaw stereo internal", func(s *AudioSettings) { s.Codec, s.Channels, s.Channel = "alaw", 2, "internal" }, nil},
+		{"pcm16 16k", func(s *AudioSettings) { s.Codec, s.SampleFormat, s.SampleRate = "pcm16", "s16le", 16000 }, nil},
+		{"protocol", func(s *AudioSettings) { s.Protocol = "sip" }, []string{"audio_protocol"}},
+		{"format", func(s *AudioSettings) { s.Format = "wav" }, []string{"audio_format"}},
+		{"codec", func(s *AudioSettings) { s.Codec = "opus" }, []string{"audio_codec"}},
+		{"mulaw with sample format", func(s *AudioSettings) { s.SampleFormat = "s16le" }, []string{"sample_format"}},
+		{"mulaw at 16k", func(s *AudioSettings) { s.SampleRate = 16000 }, []string{"sample_rate"}},
+		{"pcm16 without sample format", func(s *AudioSettings) { s.Codec = "pcm16" }, []string{"sample_format"}},
+		{"pcm16 at 44.1k", func(s *AudioSettings) { s.Codec, s.SampleFormat, s.SampleRate = "pcm16", "s16le", 44100 }, []string{"sample_rate"}},
+		{"three channels", func(s *AudioSettings) { s.Channels = 3 }, []string{"channels"}},
+		{"zero channels", func(s *AudioSettings) { s.Channels = 0 }, []string{"channels"}},
+		{"bad leg", func(s *AudioSettings) { s.Channel = "left" }, []string{"channel"}},
+		{"everything", func(s *AudioSettings) { *s = AudioSettings{Channel: "x"} },
+			[]string{"audio_protocol", "audio_format", "audio_codec", "channels", "channel"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := validSettings()
+			tt.edit(&s)
+			err := s.validate()
+			var verr *ValidationError
+			if tt.fields == nil {
+				if err != nil {
+					t.Fatalf("validate = %v", err)
+				}
+				if s.Channel == "" {
+					t.Fatal("default channel not set")
+				}
+				return
+			}
+			if !errors.As(err, &verr) {
+				t.Fatalf("validate = %v, want *ValidationError", err)
+			}
+			var got []string
+			for _, f := range verr.Fields {
+				got = append(got, f.Field)
+				if f.Message == "" {
+					t.Errorf("field %s has no message", f.Field)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.fields, ",") {
+				t.Fatalf("invalid fields %v, want %v", got, tt.fields)
+			}
+		})
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	ctx := t.Context()
+	m := newTestManager(t, newMemStore(), Options{MaxAudioTotalDuration: 60})
+	as, err := m.CreateAudioSettings(ctx, "t1", validSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := m.CreateAudioSettings(ctx, "t2", validSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := m.Models()[0].Hash
+	valid := Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.8, AudioTotalDuration: 30, CallID: "c", ModelHash: model}
+	tests := []struct {
+		name  string
+		edit  func(*Request)
+		field string // "" means valid
+	}{
+		{"valid", func(*Request) {}, ""},
+		{"threshold 0", func(r *Request) { r.AuthenticityThreshold = 0 }, ""},
+		{"threshold 1", func(r *Request) { r.AuthenticityThreshold = 1 }, ""},
+		{"threshold above 1", func(r *Request) { r.AuthenticityThreshold = 1.01 }, "authenticity_threshold"},
+		{"threshold negative", func(r *Request) { r.AuthenticityThreshold = -0.1 }, "authenticity_threshold"},
+		{"duration zero", func(r *Request) { r.AudioTotalDuration = 0 }, "audio_total_duration"},
+		{"duration above max", func(r *Request) { r.AudioTotalDuration = 60.5 }, "audio_total_duration"},
+		{"duration at max", func(r *Request) { r.AudioTotalDuration = 60 }, ""},
+		{"empty call id", func(r *Request) { r.CallID = "" }, "call_id"},
+		{"long call id", func(r *Request) { r.CallID = strings.Repeat("x", 129) }, "call_id"},
+		{"128 runes", func(r *Request) { r.CallID = strings.Repeat("é", 128) }, ""},
+		{"control character", func(r *Request) { r.CallID = "a\nb" }, "call_id"},
+		{"invalid utf-8", func(r *Request) { r.CallID = "a\xffb" }, "call_id"},
+		{"unknown model", func(r *Request) { r.ModelHash = "00" }, "model_hash"},
+		{"unknown settings", func(r *Request) { r.AudioSettingsID = "5d1a1c57-7a2e-4e39-9a43-7c4fdc2a1c4e" }, "audio_settings_id"},
+		{"malformed settings id", func(r *Request) { r.AudioSettingsID = "x" }, "audio_settings_id"},
+		{"other tenant's settings", func(r *Request) { r.AudioSettingsID = other.ID }, "audio_settings_id"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := valid
+			r.CallID = r.CallID + string(rune('a'+i))
+			tt.edit(&r)
+			s, err := m.Create(ctx, "t1", KindRegister, r)
+			if tt.field == "" {
+				if err != nil || s.State != StateProcessingAudio || s.TenantID != "t1" || s.ID == "" {
+					t.Fatalf("Create = %+v, %v", s, err)
+				}
+				return
+			}
+			var verr *ValidationError
+			if !errors.As(err, &verr) || len(verr.Fields) != 1 || verr.Fields[0].Field != tt.field {
+				t.Fatalf("Create = %v, want one invalid field %s", err, tt.field)
+			}
+		})
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store, obs := newMemStore(), &events{}
+		m := newTestManager(t, store, Options{SessionTimeout: time.Minute, Observer: obs})
+		as, err := m.CreateAudioSettings(ctx, "t1", validSettings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.5, AudioTotalDuration: 10, CallID: "call", ModelHash: m.Models()[0].Hash}
+		s, err := m.Create(ctx, "t1", KindRegister, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Create(ctx, "t1", KindRegister, req); !errors.Is(err, ErrConflict) {
+			t.Fatalf("second live session for the call = %v, want ErrConflict", err)
+		}
+		if _, err := m.Create(ctx, "t2", KindRegister, req); err == nil {
+			t.Fatal("a tenant used another tenant's audio settings")
+		}
+		if _, err := m.Get(ctx, "t1", KindVerify, s.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("register session read as verify = %v, want ErrNotFound", err)
+		}
+		if _, err := m.Get(ctx, "t2", KindRegister, s.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("other tenant's session = %v, want ErrNotFound", err)
+		}
+
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		if got, _ := m.Get(ctx, "t1", KindRegister, s.ID); got.State != StateProcessingAudio {
+			t.Fatalf("state before the timeout = %s", got.State)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		got, err := m.Get(ctx, "t1", KindRegister, s.ID)
+		if err != nil || got.State != StateFailed || got.Failure == nil || got.Failure.Code != CodeNoAudio {
+			t.Fatalf("after the timeout: %+v, %v", got, err)
+		}
+		if err := m.Cancel(ctx, "t1", KindRegister, s.ID); !errors.Is(err, ErrNotActive) {
+			t.Errorf("cancel of a failed session = %v, want ErrNotActive", err)
+		}
+
+		// The call is free again; a cancelled session stops its timer.
+		s2, err := m.Create(ctx, "t1", KindRegister, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Cancel(ctx, "t1", KindRegister, s2.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = m.Get(ctx, "t1", KindRegister, s2.ID)
+		if got.State != StateFailed || got.Failure.Code != CodeCancelled {
+			t.Fatalf("cancelled session: %+v", got)
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if got, _ := m.Get(ctx, "t1", KindRegister, s2.ID); got.Failure.Code != CodeCancelled {
+			t.Errorf("the timer of a cancelled session fired: %+v", got.Failure)
+		}
+		if err := m.Cancel(ctx, "t1", KindRegister, "not-a-uuid"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("cancel of a malformed id = %v", err)
+		}
+		want := "register PROCESSING_AUDIO ; register FAILED NoAudio; register PROCESSING_AUDIO ; register FAILED Cancelled"
+		if obs.String() != want {
+			t.Errorf("observed %q, want %q", obs, want)
+		}
+	})
+}
+
+func TestResume(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store := newMemStore()
+		first := NewManager(store, voiceprint.NewRegistry(), Options{SessionTimeout: 10 * time.Minute}, zaptest.NewLogger(t))
+		as, _ := first.CreateAudioSettings(ctx, "t1", validSettings())
+		req := Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.5, AudioTotalDuration: 10, ModelHash: first.Models()[0].Hash}
+		req.CallID = "old"
+		old, _ := first.Create(ctx, "t1", KindRegister, req)
+		time.Sleep(8 * time.Minute)
+		req.CallID = "young"
+		young, _ := first.Create(ctx, "t1", KindRegister, req)
+		first.Close() // a restart: the timers die, the sessions stay live
+
+		second := newTestManager(t, store, Options{SessionTimeout: 10 * time.Minute})
+		if err := second.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2*time.Minute + time.Second)
+		synctest.Wait()
+		if s, _ := second.Get(ctx, "t1", KindRegister, old.ID); s.State != StateFailed {
+			t.Errorf("old session after its deadline: %s", s.State)
+		}
+		if s, _ := second.Get(ctx, "t1", KindRegister, young.ID); s.State != StateProcessingAudio {
+			t.Errorf("young session before its deadline: %s", s.State)
+		}
+		time.Sleep(8 * time.Minute)
+		synctest.Wait()
+		if s, _ := second.Get(ctx, "t1", KindRegister, young.ID); s.State != StateFailed {
+			t.Errorf("young session after its deadline: %s", s.State)
+		}
+	})
+}
+
+func TestClosedManagerRefusesSessions(t *testing.T) {
+	m := newTestManager(t, newMemStore(), Options{})
+	as, _ := m.CreateAudioSettings(t.Context(), "t1", validSettings())
+	m.Close()
+	m.Close() // idempotent
+	_, err := m.Create(t.Context(), "t1", KindRegister, Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.5,
+		AudioTotalDuration: 10, CallID: "c", ModelHash: m.Models()[0].Hash})
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("Create after Close = %v, want ErrClosed", err)
+	}
+}

@@ -1,0 +1,316 @@
+package session
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/earshot-voice/earshot/codec"
+	"github.com/earshot-voice/earshot/voiceprint"
+)
+
+// recordingSink keeps what a pipeline hands it.
+type recordingSink struct {
+	hops    int
+	voiced  int
+	vectors int
+	sum     float64
+}
+
+func (s *recordingSink) Hop(pcm []int16, voiced bool) {
+	s.hops++
+	if voiced {
+		s.voiced++
+	}
+}
+
+func (s *recordingSink) Features(vecs []float32, n int) {
+	s.vectors += n
+	for _, v := range vecs {
+		s.sum += float64(v)
+	}
+}
+
+// speechLike is a deterministic voiced-like signal with pauses: a pulse
+// train through a resonance, on for 600 ms, off for 400 ms.
+func speechLike(seconds float64, rate int) []int16 {
+	n := int(seconds * float64(rate))
+	out := make([]int16, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var y1, y2 float64
+	r, theta := 0.97, 2*math.Pi*700/float64(rate)
+	for i := range out {
+		t := float64(i) / float64(rate)
+		on := math.Mod(t, 1.0) < 0.6
+		x := rng.NormFloat64() * 20 // background noise
+		if on && i%(rate/120) == 0 {
+			x += 6000
+		}
+		y := x + 2*r*math.Cos(theta)*y1 - r*r*y2
+		y2, y1 = y1, y
+		out[i] = int16(max(-32768, min(32767, y)))
+	}
+	return out
+}
+
+func mulawFrames(pcm []int16, sizes []int) [][]byte {
+	enc := codec.AppendMuLawEncode(nil, pcm)
+	var frames [][]byte
+	for i, k := 0, 0; i < len(enc); k++ {
+		n := min(sizes[k%len(sizes)], len(enc)-i)
+		frames = append(frames, enc[i:i+n])
+		i += n
+	}
+	return frames
+}
+
+func TestPipelineChunkingDoesNotMatter(t *testing.T) {
+	pcm := speechLike(4, 8000)
+	run := func(sizes []int) recordingSink {
+		p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s recordingSink
+		p.SetSink(&s)
+		for _, f := range mulawFrames(pcm, sizes) {
+			if err := p.Write(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Flush()
+		return s
+	}
+	whole := run([]int{1600})
+	for _, sizes := range [][]int{{160}, {1}, {7, 333, 80, 1601}, {32000}} {
+		if got := run(sizes); got != whole {
+			t.Errorf("frames of %v: %+v, want %+v", sizes, got, whole)
+		}
+	}
+	if whole.hops != 400 || whole.voiced == 0 || whole.voiced == whole.hops || whole.vectors == 0 {
+		t.Errorf("pipeline result %+v: want 400 hops, some but not all voiced, features", whole)
+	}
+}
+
+func TestPipelineSinkFromNextHop(t *testing.T) {
+	pcm := speechLike(3, 8000)
+	p, _ := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1})
+	frames := mulawFrames(pcm, []int{800}) // 100 ms each
+	var s recordingSink
+	for i, f := range frames {
+		if i == 10 { // bind after 1 s
+			p.SetSink(&s)
+		}
+		p.Write(f)
+	}
+	p.Flush()
+	if s.hops != 200 {
+		t.Fatalf("sink got %d hops, want the 200 written after binding", s.hops)
+	}
+}
+
+func TestPipelineStereoAndWideband(t *testing.T) {
+	caller, agent := speechLike(2, 16000), make([]int16, 32000)
+	inter := make([]int16, 0, 64000)
+	for i := range caller {
+		inter = append(inter, agent[i], caller[i]) // internal first, external second
+	}
+	p, err := NewPipeline(PipelineOptions{Encoding: codec.L16, SampleRate: 16000, Channels: 2, Voice: 1, Reference: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s recordingSink
+	p.SetSink(&s)
+	raw := codec.AppendL16Encode(nil, inter)
+	for i := 0; i < len(raw); i += 6400 {
+		if err := p.Write(raw[i:min(i+6400, len(raw))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Flush()
+	if s.hops != 200 || s.voiced == 0 {
+		t.Fatalf("16 kHz stereo: %+v, want 200 hops at 8 kHz with voice", s)
+	}
+}
+
+func TestPipelineOptions(t *testing.T) {
+	for _, o := range []PipelineOptions{
+		{Encoding: 0, SampleRate: 8000, Channels: 1, Reference: -1},
+		{Encoding: codec.MuLaw, SampleRate: 44100, Channels: 1, Reference: -1},
+		{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 3, Reference: -1},
+		{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Voice: 1, Reference: -1},
+		{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 0},
+	} {
+		if _, err := NewPipeline(o); err == nil {
+			t.Errorf("NewPipeline(%+v) accepted", o)
+		}
+	}
+}
+
+func TestPipelineZeroAllocsPerFrame(t *testing.T) {
+	p, _ := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
+	var s recordingSink
+	p.SetSink(&s)
+	pcm := speechLike(2, 8000)
+	stereo := make([]int16, 0, 2*len(pcm))
+	for _, v := range pcm {
+		stereo = append(stereo, v, v/8)
+	}
+	frames := mulawFrames(stereo, []int{3200})
+	for _, f := range frames { // warm up: buffers reach their size
+		p.Write(f)
+	}
+	i := 0
+	if a := testing.AllocsPerRun(200, func() { p.Write(frames[i%len(frames)]); i++ }); a != 0 {
+		t.Fatalf("%v allocations per frame", a)
+	}
+}
+
+// BenchmarkPipeline measures decode → VAD (with echo reference) → MFCC for
+// 200 ms stereo µ-law frames, the live path without the speaker model.
+func BenchmarkPipeline(b *testing.B) {
+	p, _ := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
+	var s recordingSink
+	p.SetSink(&s)
+	pcm := speechLike(10, 8000)
+	stereo := make([]int16, 0, 2*len(pcm))
+	for _, v := range pcm {
+		stereo = append(stereo, v, v/8)
+	}
+	frames := mulawFrames(stereo, []int{3200})
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		p.Write(frames[i%len(frames)])
+		i++
+	}
+	audio := float64(b.N) * 0.2
+	b.ReportMetric(audio/b.Elapsed().Seconds(), "x_realtime")
+}
+
+func TestFrameQueue(t *testing.T) {
+	var q frameQueue
+	for i := range maxQueuedFrames + 3 {
+		dropped := q.push([]byte{byte(i)})
+		if dropped != (i >= maxQueuedFrames) {
+			t.Fatalf("push %d dropped=%v", i, dropped)
+		}
+	}
+	if q.dropped != 3 {
+		t.Fatalf("dropped %d", q.dropped)
+	}
+	var got []byte
+	for f := q.pop(); f != nil; f = q.pop() {
+		got = append(got, f[0])
+		q.recycle(f)
+	}
+	want := make([]byte, 0, maxQueuedFrames)
+	for i := 3; i < maxQueuedFrames+3; i++ {
+		want = append(want, byte(i))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want the newest %d in order", got, maxQueuedFrames)
+	}
+	frame := make([]byte, 3200)
+	if a := testing.AllocsPerRun(100, func() { q.push(frame); q.recycle(q.pop()) }); a != 0 {
+		t.Fatalf("%v allocations per frame once buffers are recycled", a)
+	}
+}
+
+func TestMediaSelection(t *testing.T) {
+	offer := []MediaOffer{
+		{Format: "PCMU", Channels: []string{"external", "internal"}, Rate: 8000},
+		{Format: "PCMU", Channels: []string{"external"}, Rate: 8000},
+		{Format: "PCMU", Channels: []string{"internal"}, Rate: 8000},
+	}
+	mono := AudioSettings{Codec: "mulaw", SampleRate: 8000, Channels: 1, Channel: "external"}
+	tests := []struct {
+		name     string
+		settings AudioSettings
+		offered  []MediaOffer
+		want     int
+	}{
+		{"mono external", mono, offer, 1},
+		{"mono internal", AudioSettings{Codec: "mulaw", SampleRate: 8000, Channels: 1, Channel: "internal"}, offer, 2},
+		{"stereo", AudioSettings{Codec: "mulaw", SampleRate: 8000, Channels: 2, Channel: "external"}, offer, 0},
+		{"alaw is never offered", AudioSettings{Codec: "alaw", SampleRate: 8000, Channels: 1, Channel: "external"}, offer, -1},
+		{"pcm16 needs L16", AudioSettings{Codec: "pcm16", SampleFormat: "s16le", SampleRate: 8000, Channels: 1, Channel: "external"}, offer, -1},
+		{"L16 offered", AudioSettings{Codec: "pcm16", SampleFormat: "s16le", SampleRate: 8000, Channels: 1, Channel: "external"},
+			[]MediaOffer{{Format: "L16", Channels: []string{"external"}, Rate: 8000}}, 0},
+		{"mono wanted, only stereo offered", mono, offer[:1], -1},
+		{"nothing offered", mono, nil, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := selectMedia(tt.settings, tt.offered); got != tt.want {
+				t.Fatalf("selectMedia = %d, want %d", got, tt.want)
+			}
+		})
+	}
+	if got := defaultMedia(offer); got != 1 {
+		t.Errorf("default media %d, want mono external", got)
+	}
+	if got := defaultMedia(offer[:1]); got != 0 {
+		t.Errorf("default media of a stereo-only offer %d, want stereo", got)
+	}
+	fits := []struct {
+		spec StreamSpec
+		want bool
+	}{
+		{StreamSpec{Encoding: codec.MuLaw, SampleRate: 8000, Channels: []string{"external"}}, true},
+		{StreamSpec{Encoding: codec.MuLaw, SampleRate: 8000, Channels: []string{"external", "internal"}}, true},
+		{StreamSpec{Encoding: codec.MuLaw, SampleRate: 8000, Channels: []string{"internal"}}, false},
+		{StreamSpec{Encoding: codec.L16, SampleRate: 8000, Channels: []string{"external"}}, false},
+		{StreamSpec{}, false},
+	}
+	for _, f := range fits {
+		if got := mediaFits(mono, f.spec); got != f.want {
+			t.Errorf("mediaFits(mono external, %+v) = %v", f.spec, got)
+		}
+	}
+	if v, r := legIndexes([]string{"internal", "external"}, "external"); v != 1 || r != 0 {
+		t.Errorf("legIndexes = %d, %d", v, r)
+	}
+	if v, r := legIndexes([]string{"external"}, "external"); v != 0 || r != -1 {
+		t.Errorf("legIndexes mono = %d, %d", v, r)
+	}
+}
+
+// BenchmarkPipelineWithModel measures the whole per-call pipeline of a
+// register session on recorded speech: µ-law decode, VAD, MFCC with the
+// model's options, and the speaker model's accumulation (enrolment), in
+// 200 ms mono frames. The fixture is about 90 % voiced, so the model runs
+// on most frames.
+func BenchmarkPipelineWithModel(b *testing.B) {
+	f, err := os.Open("../testdata/enrol-s01.wav")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, pcm, err := codec.ReadWAV(f, 1<<22)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	model := voiceprint.NewRegistry().Models()[0]
+	p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1, Features: model.Features})
+	if err != nil {
+		b.Fatal(err)
+	}
+	enr := &enrolment{speaker: speaker{model: model, dim: model.Dim}, enr: model.NewEnroller()}
+	p.SetSink(enr)
+	frames := mulawFrames(pcm, []int{1600})
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if err := p.Write(frames[i%len(frames)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)*0.2/b.Elapsed().Seconds(), "x_realtime")
+	b.ReportMetric(100*float64(enr.voiced)/float64(max(enr.hops, 1)), "voiced_%")
+}
