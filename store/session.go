@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/earshot-voice/earshot/session"
+)
+
+var _ session.Store = (*Store)(nil)
+
+// CreateAudioSettings implements session.Store.
+func (s *Store) CreateAudioSettings(ctx context.Context, a session.AudioSettings) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO audio_settings
+		(id, tenant_id, protocol, format, codec, sample_format, sample_rate, channels, channel, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		a.ID, a.TenantID, a.Protocol, a.Format, a.Codec, a.SampleFormat, a.SampleRate, a.Channels, a.Channel, millis(a.CreatedAt))
+	return err
+}
+
+// AudioSettings implements session.Store.
+func (s *Store) AudioSettings(ctx context.Context, tenantID, id string) (session.AudioSettings, error) {
+	var (
+		a       session.AudioSettings
+		created int64
+	)
+	err := s.queryRow(ctx, `SELECT id, tenant_id, protocol, format, codec, sample_format, sample_rate, channels, channel, created_at
+		FROM audio_settings WHERE id = $1 AND tenant_id = $2`, id, tenantID).
+		Scan(&a.ID, &a.TenantID, &a.Protocol, &a.Format, &a.Codec, &a.SampleFormat, &a.SampleRate, &a.Channels, &a.Channel, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.AudioSettings{}, session.ErrNotFound
+	}
+	a.CreatedAt = fromMillis(created)
+	return a, err
+}
+
+// CreateSession implements session.Store.
+func (s *Store) CreateSession(ctx context.Context, r session.Session) error {
+	var credential sql.NullString
+	if r.Credential != "" {
+		credential = sql.NullString{String: r.Credential, Valid: true}
+	}
+	var similarity sql.NullFloat64
+	if r.SimilarityThreshold != nil {
+		similarity = sql.NullFloat64{Float64: *r.SimilarityThreshold, Valid: true}
+	}
+	_, err := s.exec(ctx, `INSERT INTO sessions
+		(id, tenant_id, kind, audio_settings_id, authenticity_threshold, audio_total_duration, call_id, model_hash, state,
+		 created_at, updated_at, credential_in, similarity_threshold)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		r.ID, r.TenantID, string(r.Kind), r.AudioSettingsID, r.AuthenticityThreshold, r.AudioTotalDuration,
+		r.CallID, r.ModelHash, string(r.State), millis(r.CreatedAt), millis(r.UpdatedAt), credential, similarity)
+	if isUniqueViolation(err) {
+		return session.ErrConflict
+	}
+	return err
+}
+
+const sessionColumns = `id, tenant_id, kind, audio_settings_id, authenticity_threshold, audio_total_duration, call_id, model_hash,
+	state, created_at, updated_at, audio_seconds, vad_percentage, credential, authenticity, voice_audio_collected, error_code, error_message,
+	credential_in, similarity_threshold, score, decision`
+
+// Session implements session.Store.
+func (s *Store) Session(ctx context.Context, tenantID, id string) (session.Session, error) {
+	row := s.queryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = $1 AND tenant_id = $2", id, tenantID)
+	r, err := scanSession(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.Session{}, session.ErrNotFound
+	}
+	return r, err
+}
+
+// UpdateSession implements session.Store.
+func (s *Store) UpdateSession(ctx context.Context, r session.Session) error {
+	var (
+		audioSeconds, vad, authenticity, voice, score sql.NullFloat64
+		credential, code, message, decision           sql.NullString
+	)
+	if p := r.Progress; p != nil {
+		audioSeconds = sql.NullFloat64{Float64: p.AudioSeconds, Valid: true}
+		vad = sql.NullFloat64{Float64: p.VADPercentage, Valid: true}
+	}
+	if res := r.Result; res != nil {
+		credential = sql.NullString{String: res.Credential, Valid: true}
+		authenticity = sql.NullFloat64{Float64: res.Authenticity, Valid: true}
+		voice = sql.NullFloat64{Float64: res.VoiceAudioCollected, Valid: true}
+		if res.Score != nil {
+			score = sql.NullFloat64{Float64: *res.Score, Valid: true}
+			decision = sql.NullString{String: string(res.Decision), Valid: true}
+		}
+	}
+	if f := r.Failure; f != nil {
+		code = sql.NullString{String: string(f.Code), Valid: true}
+		message = sql.NullString{String: f.Message, Valid: true}
+	}
+	res, err := s.exec(ctx, `UPDATE sessions SET state = $1, updated_at = $2, audio_seconds = $3, vad_percentage = $4,
+		credential = $5, authenticity = $6, voice_audio_collected = $7, error_code = $8, error_message = $9,
+		score = $10, decision = $11
+		WHERE id = $12 AND tenant_id = $13 AND state = $14`,
+		string(r.State), millis(r.UpdatedAt), audioSeconds, vad, credential, authenticity, voice, code, message,
+		score, decision, r.ID, r.TenantID, string(session.StateProcessingAudio))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	if _, err := s.Session(ctx, r.TenantID, r.ID); err != nil {
+		return err
+	}
+	return session.ErrNotActive
+}
+
+// ActiveSessions implements session.Store.
+func (s *Store) ActiveSessions(ctx context.Context) ([]session.Session, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE state = $1", string(session.StateProcessingAudio))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []session.Session
+	for rows.Next() {
+		r, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func scanSession(row rowScanner) (session.Session, error) {
+	var (
+		r                                                  session.Session
+		kind, state                                        string
+		created, updated                                   int64
+		audioSeconds, vad, authenticity, voice, sim, score sql.NullFloat64
+		credential, code, message, credIn, decision        sql.NullString
+	)
+	err := row.Scan(&r.ID, &r.TenantID, &kind, &r.AudioSettingsID, &r.AuthenticityThreshold, &r.AudioTotalDuration,
+		&r.CallID, &r.ModelHash, &state, &created, &updated, &audioSeconds, &vad, &credential, &authenticity, &voice, &code, &message,
+		&credIn, &sim, &score, &decision)
+	if err != nil {
+		return session.Session{}, err
+	}
+	r.Kind, r.State = session.Kind(kind), session.State(state)
+	r.CreatedAt, r.UpdatedAt = fromMillis(created), fromMillis(updated)
+	if audioSeconds.Valid {
+		r.Progress = &session.Progress{AudioSeconds: audioSeconds.Float64, VADPercentage: vad.Float64}
+	}
+	r.Credential = credIn.String
+	if sim.Valid {
+		r.SimilarityThreshold = &sim.Float64
+	}
+	if credential.Valid || score.Valid {
+		r.Result = &session.Result{Credential: credential.String, Authenticity: authenticity.Float64, VoiceAudioCollected: voice.Float64}
+		if score.Valid {
+			r.Result.Score, r.Result.Decision = &score.Float64, session.Decision(decision.String)
+		}
+	}
+	if code.Valid {
+		r.Failure = &session.Failure{Code: session.ErrorCode(code.String), Message: message.String}
+	}
+	return r, nil
+}

@@ -1,0 +1,262 @@
+package store_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/earshot-voice/earshot/auth"
+	"github.com/earshot-voice/earshot/session"
+	"github.com/earshot-voice/earshot/store"
+)
+
+// testDatabaseEnv names the PostgreSQL URL the PostgreSQL tests use. When
+// it is set, an unreachable database fails the tests; when it is not, they
+// are skipped.
+const testDatabaseEnv = "EARSHOT_TEST_DATABASE_URL"
+
+// backends opens a fresh store per back end: SQLite in a temp dir, and
+// PostgreSQL in a throwaway schema when EARSHOT_TEST_DATABASE_URL is set.
+func forEachBackend(t *testing.T, f func(t *testing.T, open func() *store.Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		f(t, func() *store.Store { return openStore(t, "", dir) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		u := postgresSchema(t)
+		f(t, func() *store.Store { return openStore(t, u, "") })
+	})
+}
+
+func openStore(t *testing.T, databaseURL, dir string) *store.Store {
+	t.Helper()
+	s, err := store.Open(t.Context(), databaseURL, dir)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// postgresSchema creates an empty schema and returns a database URL whose
+// search_path is that schema. The schema is dropped after the test.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv(testDatabaseEnv)
+	if base == "" {
+		t.Skip(testDatabaseEnv + " is not set; skipping the PostgreSQL tests")
+	}
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("%s: %v", testDatabaseEnv, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatalf("%s is set but PostgreSQL is unreachable: %v", testDatabaseEnv, err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "earshot_test_" + hex.EncodeToString(b)
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("creating schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := db.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", testDatabaseEnv, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func initialRecords() auth.InitialRecords {
+	return auth.InitialRecords{
+		Tenant:      auth.Tenant{ID: "default", CreatedAt: t0},
+		User:        auth.User{ID: "u1", TenantID: "default", Name: "admin", PasswordHash: "$argon2id$x", CreatedAt: t0},
+		AdminToken:  auth.AdminToken{ID: "t1", UserID: "u1", TenantID: "default", Lookup: "tok", Digest: []byte{1}, CreatedAt: t0},
+		APIKey:      auth.APIKey{ID: "k1", TenantID: "default", Service: "streaming", Role: "admin", Name: "b", Lookup: "lk1", Digest: []byte{2, 3}, AudioHookSecret: []byte{9, 9}, CreatedAt: t0},
+		OAuthClient: auth.OAuthClient{ID: "c1", TenantID: "default", Digest: []byte{4}, CreatedAt: t0},
+		AllowList:   []auth.AllowEntry{{ID: "a1", TenantID: "default", Service: "streaming", Prefix: netip.MustParsePrefix("127.0.0.0/8"), CreatedAt: t0}},
+		KeyCheck:    []byte("sealed"),
+	}
+}
+
+func TestMigrationsAreIdempotent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open func() *store.Store) {
+		first := open()
+		if err := first.Initialise(t.Context(), initialRecords()); err != nil {
+			t.Fatal(err)
+		}
+		second := open() // migrates again: must apply nothing and keep data
+		if _, err := second.KeyCheck(t.Context()); err != nil {
+			t.Fatalf("KeyCheck after reopening: %v", err)
+		}
+	})
+}
+
+func TestOpenRejectsUnknownURL(t *testing.T) {
+	for _, u := range []string{"mysql://x", "sqlite:///tmp/x.db", "x"} {
+		if _, err := store.Open(t.Context(), u, t.TempDir()); !errors.Is(err, store.ErrUnsupportedURL) {
+			t.Errorf("Open(%q) = %v, want ErrUnsupportedURL", u, err)
+		}
+	}
+}
+
+func TestSQLiteFileIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	openStore(t, "", dir)
+	st, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o700 {
+		t.Errorf("data dir mode = %v, want 0700", st.Mode().Perm())
+	}
+}
+
+func TestAuthRecords(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open func() *store.Store) {
+		s, ctx := open(), t.Context()
+		if _, err := s.KeyCheck(ctx); !errors.Is(err, auth.ErrNotFound) {
+			t.Fatalf("KeyCheck on empty store = %v, want ErrNotFound", err)
+		}
+		recs := initialRecords()
+		if err := s.Initialise(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Initialise(ctx, recs); !errors.Is(err, auth.ErrAlreadyInitialised) {
+			t.Fatalf("second Initialise = %v, want ErrAlreadyInitialised", err)
+		}
+		check, err := s.KeyCheck(ctx)
+		if err != nil || string(check) != "sealed" {
+			t.Fatalf("KeyCheck = %q, %v", check, err)
+		}
+		k, err := s.APIKeyByLookup(ctx, "lk1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := recs.APIKey
+		if k.ID != want.ID || k.TenantID != want.TenantID || k.Service != want.Service || k.Role != want.Role ||
+			string(k.Digest) != string(want.Digest) || string(k.AudioHookSecret) != string(want.AudioHookSecret) ||
+			!k.CreatedAt.Equal(want.CreatedAt) || k.Revoked {
+			t.Errorf("APIKeyByLookup = %+v, want %+v", k, want)
+		}
+		if _, err := s.APIKeyByLookup(ctx, "nope"); !errors.Is(err, auth.ErrNotFound) {
+			t.Errorf("unknown lookup = %v, want ErrNotFound", err)
+		}
+		if err := s.CreateTenant(ctx, auth.Tenant{ID: "other", CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		k2 := auth.APIKey{ID: "k2", TenantID: "other", Service: "streaming", Role: "user", Lookup: "lk2", Digest: []byte{5}, CreatedAt: t0}
+		if err := s.CreateAPIKey(ctx, k2); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.APIKeyByLookup(ctx, "lk2"); err != nil || got.AudioHookSecret != nil || got.TenantID != "other" {
+			t.Errorf("key without hook secret = %+v, %v", got, err)
+		}
+		if err := s.CreateAPIKey(ctx, auth.APIKey{ID: "k3", TenantID: "missing", Service: "streaming", Role: "user", Lookup: "lk3", Digest: []byte{5}, CreatedAt: t0}); err == nil {
+			t.Error("CreateAPIKey for a missing tenant succeeded")
+		}
+	})
+}
+
+func TestSessionRecords(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open func() *store.Store) {
+		s, ctx := open(), t.Context()
+		if err := s.Initialise(ctx, initialRecords()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateTenant(ctx, auth.Tenant{ID: "other", CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		as := session.AudioSettings{ID: "11111111-1111-4111-8111-111111111111", TenantID: "default", Protocol: "audiohook",
+			Format: "raw", Codec: "mulaw", SampleRate: 8000, Channels: 2, Channel: "internal", CreatedAt: t0}
+		if err := s.CreateAudioSettings(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.AudioSettings(ctx, "default", as.ID)
+		if err != nil || got != as {
+			t.Fatalf("AudioSettings = %+v, %v; want %+v", got, err, as)
+		}
+		if _, err := s.AudioSettings(ctx, "other", as.ID); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("other tenant's settings = %v, want ErrNotFound", err)
+		}
+
+		live := session.Session{ID: "22222222-2222-4222-8222-222222222222", TenantID: "default", Kind: session.KindRegister,
+			AudioSettingsID: as.ID, AuthenticityThreshold: 0.8, AudioTotalDuration: 30.5, CallID: "call-1",
+			ModelHash: "abc", State: session.StateProcessingAudio, CreatedAt: t0, UpdatedAt: t0}
+		if err := s.CreateSession(ctx, live); err != nil {
+			t.Fatal(err)
+		}
+		dup := live
+		dup.ID = "33333333-3333-4333-8333-333333333333"
+		if err := s.CreateSession(ctx, dup); !errors.Is(err, session.ErrConflict) {
+			t.Fatalf("second live session for the call = %v, want ErrConflict", err)
+		}
+		if got, err := s.Session(ctx, "default", live.ID); err != nil || got.CallID != "call-1" || got.Progress != nil || got.Result != nil || got.Failure != nil {
+			t.Fatalf("Session = %+v, %v", got, err)
+		}
+		if _, err := s.Session(ctx, "other", live.ID); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("other tenant's session = %v, want ErrNotFound", err)
+		}
+
+		progress := live
+		progress.Progress = &session.Progress{AudioSeconds: 1.5, VADPercentage: 42.5}
+		progress.UpdatedAt = t0.Add(time.Second)
+		if err := s.UpdateSession(ctx, progress); err != nil {
+			t.Fatal(err)
+		}
+		done := progress
+		done.State = session.StateSuccess
+		done.Result = &session.Result{Credential: "cred", Authenticity: 0.9, VoiceAudioCollected: 12.25}
+		if err := s.UpdateSession(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+		read, err := s.Session(ctx, "default", live.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read.State != session.StateSuccess || *read.Progress != *done.Progress || *read.Result != *done.Result ||
+			!read.UpdatedAt.Equal(done.UpdatedAt) || !read.CreatedAt.Equal(t0) {
+			t.Errorf("after success: %+v", read)
+		}
+		failed := done
+		failed.State, failed.Failure = session.StateFailed, &session.Failure{Code: session.CodeCancelled, Message: "x"}
+		if err := s.UpdateSession(ctx, failed); !errors.Is(err, session.ErrNotActive) {
+			t.Errorf("update of a finished session = %v, want ErrNotActive", err)
+		}
+		missing := failed
+		missing.ID = "44444444-4444-4444-8444-444444444444"
+		if err := s.UpdateSession(ctx, missing); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("update of a missing session = %v, want ErrNotFound", err)
+		}
+		// The call is free again once its session ended.
+		if err := s.CreateSession(ctx, dup); err != nil {
+			t.Fatalf("new session after the first ended: %v", err)
+		}
+		active, err := s.ActiveSessions(ctx)
+		if err != nil || len(active) != 1 || active[0].ID != dup.ID {
+			t.Errorf("ActiveSessions = %+v, %v", active, err)
+		}
+	})
+}
