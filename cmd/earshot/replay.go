@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/earshot-voice/earshot/replay"
+)
+
+// replayCommand runs earshot replay: flags in, package replay does the
+// work, the summary out. It fails when a call failed or, with --register,
+// a session did not reach SUCCESS.
+func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("earshot replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: earshot replay --url URL --api-key KEY [flags] FILE...\n\n"+
+			"Replays recorded calls (WAV: PCM16, µ-law or A-law, 8 or 16 kHz, mono or stereo; raw µ-law:\n"+
+			".ulaw/.ul/.mulaw/.raw with --channels) to an AudioHook server as concurrent calls, and\n"+
+			"prints a summary. Flags go before the files.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var (
+		o        replay.Options
+		jsonFile string
+		quiet    bool
+	)
+	fs.StringVar(&o.URL, "url", "", "AudioHook endpoint, ws:// or wss:// (a URL without a path gets /v1/audiohook)")
+	fs.StringVar(&o.APIKey, "api-key", "", "API key (X-API-KEY; apikey for the REST calls of --register)")
+	fs.StringVar(&o.ClientSecret, "client-secret", "", "AudioHook client secret, base64 as Genesys takes it; signs the upgrades")
+	fs.StringVar(&o.OrganizationID, "org-id", "", "organization id (UUID) of every call; default a random one per run")
+	fs.IntVar(&o.Calls, "calls", 1, "number of calls")
+	fs.IntVar(&o.Concurrency, "concurrency", 0, "calls in progress at once (default: all of them)")
+	fs.Float64Var(&o.Rate, "rate", 0, "new calls per second at most (0: no bound)")
+	fs.Float64Var(&o.Speed, "speed", 1, "audio pace: 1 real time, 2 twice as fast, 0 as fast as possible")
+	fs.DurationVar(&o.FrameDuration, "frame", 0, "audio per binary frame (default 200ms)")
+	fs.DurationVar(&o.Duration, "duration", 0, "cap on each call's audio (default: the whole file)")
+	fs.IntVar(&o.Channels, "channels", 1, "channels of raw µ-law files: 1, or 2 (external, internal interleaved)")
+	fs.BoolVar(&o.Register, "register", false, "create audio settings and a register session per call (Earshot REST API), and poll it to a terminal state")
+	fs.StringVar(&o.APIURL, "api-url", "", "REST base URL for --register (default: from --url)")
+	fs.StringVar(&o.ModelHash, "model-hash", "", "model of the register sessions (default: the first of GET /v1/models)")
+	fs.DurationVar(&o.AudioTotalDuration, "audio-total-duration", 0, "audio_total_duration of the register sessions (default: the audio each call streams)")
+	fs.Float64Var(&o.AuthenticityThreshold, "authenticity-threshold", 0, "authenticity_threshold of the register sessions")
+	fs.DurationVar(&o.PollTimeout, "poll-timeout", 0, "how long a session may stay PROCESSING_AUDIO after its call (default 60s)")
+	fs.StringVar(&jsonFile, "json", "", "also write the summary as JSON to this file")
+	fs.BoolVar(&quiet, "quiet", false, "no progress report")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.Files = fs.Args()
+	for _, f := range o.Files {
+		if strings.HasPrefix(f, "-") {
+			return fmt.Errorf("flag %s after the files: flags go before the files", f)
+		}
+	}
+	if o.URL == "" || o.APIKey == "" || len(o.Files) == 0 {
+		fs.Usage()
+		return errors.New("replay needs --url, --api-key and at least one file")
+	}
+	if !quiet {
+		o.Progress = stderr
+		if isTerminal(stderr) {
+			o.ProgressBar = true
+		}
+	}
+	summary, err := replay.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := summary.WriteText(stdout); err != nil {
+		return err
+	}
+	if jsonFile != "" {
+		if err := writeJSONFile(jsonFile, summary); err != nil {
+			return err
+		}
+	}
+	if p := summary.Problems(); len(p) > 0 {
+		return errors.New("replay: " + strings.Join(p, "; "))
+	}
+	if ctx.Err() != nil {
+		return errors.New("replay: interrupted")
+	}
+	return nil
+}
