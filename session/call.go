@@ -229,7 +229,7 @@ func (c *Call) setPipeline(leg string) {
 	}
 	voice, ref := legIndexes(c.spec.Channels, leg)
 	pipe, err := NewPipeline(PipelineOptions{Encoding: c.spec.Encoding, SampleRate: c.spec.SampleRate,
-		Channels: len(c.spec.Channels), Voice: voice, Reference: ref})
+		Channels: len(c.spec.Channels), Voice: voice, Reference: ref, VADOnly: true})
 	if err != nil {
 		c.log.Error("starting the pipeline", zap.Error(err))
 		return

@@ -40,6 +40,11 @@ type PipelineOptions struct {
 	// Features configure the feature extractor (its SampleRate must be 0
 	// or 8000); a speaker model's own options go here, or to SetFeatures.
 	Features features.Options
+	// VADOnly starts the pipeline without a feature extractor: until
+	// SetFeatures it runs the VAD alone, and a sink receives hops but no
+	// features. A live call without a session needs nothing more, and the
+	// extractor is most of a pipeline's memory (about 35 KB).
+	VADOnly bool
 }
 
 // Pipeline turns raw frames of a call into voice decisions and speaker
@@ -85,14 +90,23 @@ func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 		return nil, err
 	}
 	p := &Pipeline{opts: opts, det: det, delay: make([][hopSamples]int16, det.Delay()+1)}
+	if opts.VADOnly {
+		return p, nil
+	}
 	if err := p.SetFeatures(opts.Features); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// Dim is the dimension of the feature vectors the sink receives.
-func (p *Pipeline) Dim() int { return p.ext.Dim() }
+// Dim is the dimension of the feature vectors the sink receives, 0 while
+// the pipeline has no feature extractor (PipelineOptions.VADOnly).
+func (p *Pipeline) Dim() int {
+	if p.ext == nil {
+		return 0
+	}
+	return p.ext.Dim()
+}
 
 // SetSink sends what the pipeline finds in the hops written from now on
 // to s (nil stops it): a session bound to a running stream collects from
@@ -197,11 +211,16 @@ func (p *Pipeline) decide(voiced bool) {
 	}
 	hop := p.delay[idx%int64(len(p.delay))][:]
 	if p.sink == nil || idx < p.sinkFrom {
-		// Keep the extractor's framing and deltas continuous.
-		p.vecs, _, _ = p.ext.Append(p.vecs[:0], hop, false)
+		if p.ext != nil {
+			// Keep the extractor's framing and deltas continuous.
+			p.vecs, _, _ = p.ext.Append(p.vecs[:0], hop, false)
+		}
 		return
 	}
 	p.sink.Hop(hop, voiced)
+	if p.ext == nil {
+		return
+	}
 	var n int
 	p.vecs, n, _ = p.ext.Append(p.vecs[:0], hop, voiced)
 	if n > 0 {
@@ -217,10 +236,12 @@ func (p *Pipeline) Flush() {
 	for _, v := range p.det.Flush(decisions[:0]) {
 		p.decide(v)
 	}
-	var n int
-	p.vecs, n = p.ext.Flush(p.vecs[:0])
-	if n > 0 && p.sink != nil {
-		p.sink.Features(p.vecs, n)
+	if p.ext != nil {
+		var n int
+		p.vecs, n = p.ext.Flush(p.vecs[:0])
+		if n > 0 && p.sink != nil {
+			p.sink.Features(p.vecs, n)
+		}
 	}
 	p.voice, p.ref = p.voice[:0], p.ref[:0]
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/earshot-voice/earshot/codec"
+	"github.com/earshot-voice/earshot/features"
 	"github.com/earshot-voice/earshot/voiceprint"
 )
 
@@ -108,6 +109,40 @@ func TestPipelineSinkFromNextHop(t *testing.T) {
 	p.Flush()
 	if s.hops != 200 {
 		t.Fatalf("sink got %d hops, want the 200 written after binding", s.hops)
+	}
+}
+
+// A live call's pipeline runs the VAD alone until a session binds; the
+// features it then extracts match those of a pipeline that extracted all
+// along, because the hops still in the VAD's delay line prime the
+// extractor before the sink's first hop.
+func TestPipelineVADOnlyUntilBound(t *testing.T) {
+	pcm := speechLike(4, 8000)
+	frames := mulawFrames(pcm, []int{1600}) // 200 ms each
+	run := func(vadOnly bool) recordingSink {
+		p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1, VADOnly: vadOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vadOnly && p.Dim() != 0 {
+			t.Fatalf("VAD-only pipeline has features of dimension %d", p.Dim())
+		}
+		var s recordingSink
+		for i, f := range frames {
+			if i == 8 { // bind after 1.6 s
+				if err := p.SetFeatures(features.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				p.SetSink(&s)
+			}
+			p.Write(f)
+		}
+		p.Flush()
+		return s
+	}
+	lazy, eager := run(true), run(false)
+	if lazy.vectors == 0 || lazy != eager {
+		t.Fatalf("bound to a VAD-only pipeline: %+v; to one with features all along: %+v", lazy, eager)
 	}
 }
 
