@@ -197,7 +197,7 @@ func (c *call) play(ctx context.Context) (outcome, bool) {
 	octx, cancel := context.WithTimeout(ctx, c.r.timing.open)
 	t1 := time.Now()
 	opened, m, err := cl.Open(octx, audiohook.OpenParameters{OrganizationID: o.OrganizationID, ConversationID: c.callID,
-		Participant: participant, Media: offer(), Language: "en-US"})
+		Participant: participant, Media: offer(o.Offer), Language: "en-US"})
 	cancel()
 	if err != nil {
 		switch {
@@ -223,7 +223,7 @@ func (c *call) play(ctx context.Context) (outcome, bool) {
 		<-c.readerDone
 	}()
 
-	layout, err := layoutOf(opened.Media)
+	layout, err := layoutOf(opened.Media, offer(o.Offer))
 	if err != nil {
 		st.count(st.media, "not_offered")
 		// As the reference client: error 400, then close "error".
@@ -243,7 +243,7 @@ func (c *call) stream(ctx context.Context, layout Layout, startPaused bool) outc
 	timeline := c.r.frames(c.rec, LayoutExternal) // the frames to pace, also when no media was selected
 	n := timeline.count()
 	st.framesPlanned.Add(int64(n))
-	sched := newSchedule(time.Now(), o.FrameDuration, o.Speed)
+	sched := newSchedule(onGrid(c.r.epoch, time.Now()), o.FrameDuration, o.Speed)
 	nextPing := c.epoch.Add(c.r.timing.firstPing)
 	var p pause
 	if startPaused {
@@ -281,7 +281,7 @@ func (c *call) stream(ctx context.Context, layout Layout, startPaused bool) outc
 			if nextPing.Before(wake) {
 				wake = nextPing
 			}
-			timer.Reset(wake.Sub(now))
+			timer.Reset(onGrid(c.r.epoch, wake).Sub(now))
 			select {
 			case ev := <-c.events:
 				if out, end := c.handle(ev, &p); end {

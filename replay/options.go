@@ -71,6 +71,9 @@ type Options struct {
 	// Duration caps the audio of each call; a longer file is cut. Default
 	// 0: the whole file.
 	Duration time.Duration
+	// Offer is the media list of the open message: OfferGenesys (the
+	// default), OfferStereo or OfferMono.
+	Offer string
 
 	// Register creates audio settings and a register session for each
 	// call through the Earshot REST API before the call opens, and polls
@@ -92,6 +95,13 @@ type Options struct {
 	// PollTimeout bounds how long after its call a session may stay
 	// PROCESSING_AUDIO. Default 60 s.
 	PollTimeout time.Duration
+
+	// ServerMetrics is the server's Prometheus endpoint (for Earshot,
+	// /metrics on --addr or --metrics-addr). When set, the run reads it
+	// before the first call, every 2 s and at the end, and the summary
+	// reports the server's CPU per call-second, its memory per call and
+	// its dropped frames. Empty: not read.
+	ServerMetrics string
 
 	// HTTPClient makes the REST calls. Default: a client of its own whose
 	// transport keeps up to Concurrency idle connections. Upgrades always
@@ -153,6 +163,9 @@ func (o Options) resolve() (resolved, error) {
 	if r.PollTimeout == 0 {
 		r.PollTimeout = 60 * time.Second
 	}
+	if r.Offer == "" {
+		r.Offer = OfferGenesys
+	}
 	switch {
 	case r.Channels != 1 && r.Channels != 2:
 		return bad("channels must be 1 or 2")
@@ -168,6 +181,13 @@ func (o Options) resolve() (resolved, error) {
 		return bad("durations must not be negative")
 	case r.AuthenticityThreshold < 0 || r.AuthenticityThreshold > 1:
 		return bad("authenticity threshold must be in [0, 1]")
+	case r.Offer != OfferGenesys && r.Offer != OfferStereo && r.Offer != OfferMono:
+		return bad("offer must be %s, %s or %s", OfferGenesys, OfferStereo, OfferMono)
+	}
+	if r.ServerMetrics != "" {
+		if m, err := url.Parse(r.ServerMetrics); err != nil || (m.Scheme != "http" && m.Scheme != "https") || m.Host == "" {
+			return bad("server metrics: %q is not an http:// or https:// URL", r.ServerMetrics)
+		}
 	}
 	if r.Register {
 		if r.apiURL, err = restURL(u, o.APIURL); err != nil {

@@ -58,7 +58,8 @@ func TestResolve(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, r resolved) {
 			if r.Calls != 1 || r.Concurrency != 1 || r.Channels != 1 || r.FrameDuration != 200*time.Millisecond ||
-				r.Speed != 0 || r.secret != nil || !audiohook.ValidUUID(r.OrganizationID) || r.PollTimeout != time.Minute {
+				r.Speed != 0 || r.secret != nil || !audiohook.ValidUUID(r.OrganizationID) || r.PollTimeout != time.Minute ||
+				r.Offer != OfferGenesys {
 				t.Errorf("%+v", r)
 			}
 		}},
@@ -92,6 +93,7 @@ func TestResolve(t *testing.T) {
 		{name: "tiny frames", edit: func(o *Options) { o.FrameDuration = time.Microsecond }, wantErr: "frame"},
 		{name: "threshold above 1", edit: func(o *Options) { o.AuthenticityThreshold = 2 }, wantErr: "threshold"},
 		{name: "bad url", edit: func(o *Options) { o.URL = "h:8080" }, wantErr: "url"},
+		{name: "unknown offer", edit: func(o *Options) { o.Offer = "quad" }, wantErr: "offer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

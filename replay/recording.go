@@ -73,21 +73,41 @@ func (l Layout) String() string {
 	return "none"
 }
 
-// offer is the media list of every open, as Genesys Cloud and the
-// reference client make it: stereo PCMU first, then the external leg, then
-// the internal leg (spec section 5.1).
-func offer() []audiohook.Media {
-	return []audiohook.Media{
-		{Type: "audio", Format: "PCMU", Channels: []string{"external", "internal"}, Rate: sampleRate},
-		{Type: "audio", Format: "PCMU", Channels: []string{"external"}, Rate: sampleRate},
-		{Type: "audio", Format: "PCMU", Channels: []string{"internal"}, Rate: sampleRate},
+// Offers of the open message (Options.Offer).
+const (
+	// OfferGenesys is the media list Genesys Cloud and the reference
+	// client send: stereo PCMU first, then the external leg, then the
+	// internal leg (spec section 5.1). The server picks.
+	OfferGenesys = "genesys"
+	// OfferStereo offers stereo PCMU alone, so that every call streams
+	// both legs: the worst case for a server, and what a server that
+	// always takes stereo receives.
+	OfferStereo = "stereo"
+	// OfferMono offers the external leg alone.
+	OfferMono = "mono"
+)
+
+var (
+	mediaStereo   = audiohook.Media{Type: "audio", Format: "PCMU", Channels: []string{"external", "internal"}, Rate: sampleRate}
+	mediaExternal = audiohook.Media{Type: "audio", Format: "PCMU", Channels: []string{"external"}, Rate: sampleRate}
+	mediaInternal = audiohook.Media{Type: "audio", Format: "PCMU", Channels: []string{"internal"}, Rate: sampleRate}
+)
+
+// offer is the media list of every open for an Options.Offer.
+func offer(kind string) []audiohook.Media {
+	switch kind {
+	case OfferStereo:
+		return []audiohook.Media{mediaStereo}
+	case OfferMono:
+		return []audiohook.Media{mediaExternal}
 	}
+	return []audiohook.Media{mediaStereo, mediaExternal, mediaInternal}
 }
 
 // layoutOf maps the media an opened selected to a layout. It fails when
 // the selection is more than one entry or not exactly one of the offered
 // entries (the reference client answers both with error 400).
-func layoutOf(selected []audiohook.Media) (Layout, error) {
+func layoutOf(selected, offered []audiohook.Media) (Layout, error) {
 	switch len(selected) {
 	case 0:
 		return LayoutNone, nil
@@ -95,7 +115,7 @@ func layoutOf(selected []audiohook.Media) (Layout, error) {
 	default:
 		return LayoutNone, errors.New("more than one media selected")
 	}
-	for _, o := range offer() {
+	for _, o := range offered {
 		if !selected[0].Equal(o) {
 			continue
 		}

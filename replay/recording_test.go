@@ -189,23 +189,28 @@ func TestLayoutOf(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
+		offer    string
 		selected []audiohook.Media
 		want     Layout
 		wantErr  string
 	}{
-		{"none", nil, LayoutNone, ""},
-		{"empty", []audiohook.Media{}, LayoutNone, ""},
-		{"external", []audiohook.Media{m("PCMU", 8000, "external")}, LayoutExternal, ""},
-		{"internal", []audiohook.Media{m("PCMU", 8000, "internal")}, LayoutInternal, ""},
-		{"stereo", []audiohook.Media{m("PCMU", 8000, "external", "internal")}, LayoutExternalInternal, ""},
-		{"stereo reordered", []audiohook.Media{m("PCMU", 8000, "internal", "external")}, LayoutNone, "channel order"},
-		{"two entries", []audiohook.Media{m("PCMU", 8000, "external"), m("PCMU", 8000, "internal")}, LayoutNone, "more than one"},
-		{"L16 not offered", []audiohook.Media{m("L16", 8000, "external")}, LayoutNone, "not one of the offered"},
-		{"16 kHz not offered", []audiohook.Media{m("PCMU", 16000, "external")}, LayoutNone, "not one of the offered"},
+		{"none", "", nil, LayoutNone, ""},
+		{"empty", "", []audiohook.Media{}, LayoutNone, ""},
+		{"external", "", []audiohook.Media{m("PCMU", 8000, "external")}, LayoutExternal, ""},
+		{"internal", "", []audiohook.Media{m("PCMU", 8000, "internal")}, LayoutInternal, ""},
+		{"stereo", "", []audiohook.Media{m("PCMU", 8000, "external", "internal")}, LayoutExternalInternal, ""},
+		{"stereo reordered", "", []audiohook.Media{m("PCMU", 8000, "internal", "external")}, LayoutNone, "channel order"},
+		{"two entries", "", []audiohook.Media{m("PCMU", 8000, "external"), m("PCMU", 8000, "internal")}, LayoutNone, "more than one"},
+		{"L16 not offered", "", []audiohook.Media{m("L16", 8000, "external")}, LayoutNone, "not one of the offered"},
+		{"16 kHz not offered", "", []audiohook.Media{m("PCMU", 16000, "external")}, LayoutNone, "not one of the offered"},
+		{"stereo offered alone", OfferStereo, []audiohook.Media{m("PCMU", 8000, "external", "internal")}, LayoutExternalInternal, ""},
+		{"mono when stereo alone was offered", OfferStereo, []audiohook.Media{m("PCMU", 8000, "external")}, LayoutNone, "not one of the offered"},
+		{"external offered alone", OfferMono, []audiohook.Media{m("PCMU", 8000, "external")}, LayoutExternal, ""},
+		{"internal when external alone was offered", OfferMono, []audiohook.Media{m("PCMU", 8000, "internal")}, LayoutNone, "not one of the offered"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := layoutOf(tt.selected)
+			got, err := layoutOf(tt.selected, offer(tt.offer))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one with %q", err, tt.wantErr)
@@ -219,17 +224,27 @@ func TestLayoutOf(t *testing.T) {
 	}
 }
 
-// TestOffer is the Genesys offer: stereo first, then external, then
-// internal, all PCMU at 8 kHz.
+// TestOffer: the Genesys offer is stereo first, then external, then
+// internal; the others offer one entry. All PCMU at 8 kHz.
 func TestOffer(t *testing.T) {
-	o := offer()
-	want := [][]string{{"external", "internal"}, {"external"}, {"internal"}}
-	if len(o) != len(want) {
-		t.Fatalf("%d entries", len(o))
+	tests := []struct {
+		kind string
+		want [][]string
+	}{
+		{"", [][]string{{"external", "internal"}, {"external"}, {"internal"}}},
+		{OfferGenesys, [][]string{{"external", "internal"}, {"external"}, {"internal"}}},
+		{OfferStereo, [][]string{{"external", "internal"}}},
+		{OfferMono, [][]string{{"external"}}},
 	}
-	for i, m := range o {
-		if m.Type != "audio" || m.Format != "PCMU" || m.Rate != 8000 || strings.Join(m.Channels, ",") != strings.Join(want[i], ",") {
-			t.Errorf("entry %d: %+v", i, m)
+	for _, tt := range tests {
+		o := offer(tt.kind)
+		if len(o) != len(tt.want) {
+			t.Fatalf("%q: %d entries", tt.kind, len(o))
+		}
+		for i, m := range o {
+			if m.Type != "audio" || m.Format != "PCMU" || m.Rate != 8000 || strings.Join(m.Channels, ",") != strings.Join(tt.want[i], ",") {
+				t.Errorf("%q entry %d: %+v", tt.kind, i, m)
+			}
 		}
 	}
 }

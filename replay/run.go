@@ -15,6 +15,7 @@ type Runner struct {
 	recs   []*Recording
 	stats  *stats
 	timing timing
+	epoch  time.Time // when Run began: the origin of the pacing grid
 
 	dialHTTP *http.Client // upgrades: HTTP/1.1, no connection reuse
 	rest     *restClient  // nil without Register
@@ -92,7 +93,15 @@ func (r *Runner) Recordings() []*Recording { return r.recs }
 // error is about the run as a whole (with Register, the model list could
 // not be read); what happened to the calls is in the Summary.
 func (r *Runner) Run(ctx context.Context) (*Summary, error) {
-	start := time.Now()
+	start, before := time.Now(), processUsage()
+	r.epoch = start
+	var watch *serverWatch
+	if r.opts.ServerMetrics != "" {
+		var err error
+		if watch, err = startServerWatch(ctx, r.opts.ServerMetrics, r.stats.active.Load); err != nil {
+			return nil, err
+		}
+	}
 	if r.rest != nil {
 		r.model = r.opts.ModelHash
 		if r.model == "" {
@@ -146,7 +155,19 @@ calls:
 	}
 	wg.Wait()
 	stopProgress()
-	return r.summary(start, time.Since(start)), nil
+	s := r.summary(start, time.Since(start))
+	if after := processUsage(); after.ok {
+		g := &Generator{UserSeconds: (after.user - before.user).Seconds(), SystemSeconds: (after.system - before.system).Seconds(),
+			MaxRSSMiB: float64(after.maxRSS) / (1 << 20)}
+		if s.Frames.AudioSeconds > 0 {
+			g.MSPerCallSecond = 1000 * (g.UserSeconds + g.SystemSeconds) / s.Frames.AudioSeconds
+		}
+		s.Generator = g
+	}
+	if watch != nil {
+		s.Server = watch.finish(ctx, s.Frames.AudioSeconds)
+	}
+	return s, nil
 }
 
 // summary builds the Summary from the counters.

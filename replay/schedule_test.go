@@ -73,6 +73,30 @@ func TestScheduleCatchUp(t *testing.T) {
 	}
 }
 
+// TestOnGrid rounds wake-ups up to the pacing grid, never down, so that a
+// frame is never sent before it is due.
+func TestOnGrid(t *testing.T) {
+	epoch := time.Now()
+	us := time.Microsecond
+	tests := []struct {
+		at, want time.Duration // after epoch
+	}{
+		{-time.Second, 0},
+		{0, 0},
+		{1 * us, tick},
+		{tick - us, tick},
+		{tick, tick},
+		{tick + us, 2 * tick},
+		{200 * time.Millisecond, 200 * time.Millisecond},
+		{3*time.Hour + 7*us, 3*time.Hour + tick},
+	}
+	for _, tt := range tests {
+		if got := onGrid(epoch, epoch.Add(tt.at)).Sub(epoch); got != tt.want {
+			t.Errorf("onGrid(%v) = %v, want %v", tt.at, got, tt.want)
+		}
+	}
+}
+
 // TestRamp paces call starts: on schedule, without drift from late
 // wake-ups, and without a burst after waiting for a free slot.
 func TestRamp(t *testing.T) {

@@ -35,6 +35,12 @@ type Summary struct {
 
 	Frames FrameCounts `json:"frames"`
 	Errors ErrorCounts `json:"errors"`
+
+	// Generator is the replay's own CPU and memory (nil where the system
+	// does not report them); Server what the server's metrics endpoint
+	// reported, with Options.ServerMetrics.
+	Generator *Generator `json:"generator,omitempty"`
+	Server    *Server    `json:"server,omitempty"`
 }
 
 // Settings echo the options of the run.
@@ -212,6 +218,19 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "frames     %d of %d sent (%.1f MiB, %.0f s of audio), %d late, %d paused\n",
 		s.Frames.Sent, s.Frames.Planned, float64(s.Frames.Bytes)/(1<<20), s.Frames.AudioSeconds, s.Frames.Late, s.Frames.Paused)
+	if g := s.Generator; g != nil {
+		fmt.Fprintf(&b, "replay     CPU %.1f s user + %.1f s system = %.3f ms per call-second; peak RSS %.0f MiB\n",
+			g.UserSeconds, g.SystemSeconds, g.MSPerCallSecond, g.MaxRSSMiB)
+	}
+	if sv := s.Server; sv != nil {
+		fmt.Fprintf(&b, "server     CPU %.1f s = %.3f ms per call-second; RSS %.0f MiB at %d streams (%.1f KiB per call, %.1f KiB per added call), %.0f MiB before\n",
+			sv.CPUSeconds, sv.MSPerCallSecond, sv.RSSAtPeakMiB, sv.PeakStreams, sv.RSSPerCallKiB, sv.RSSPerAddedCallKiB, sv.RSSBeforeMiB)
+		fmt.Fprintf(&b, "  frames   %d received, %d dropped", sv.FramesReceived, sv.FramesDropped)
+		if sv.ScrapeErrors > 0 {
+			fmt.Fprintf(&b, "; %d of %d scrapes failed: %s", sv.ScrapeErrors, sv.ScrapeErrors+sv.Samples, sv.ScrapeError)
+		}
+		b.WriteByte('\n')
+	}
 	fmt.Fprintf(&b, "errors     %d", s.Errors.Total)
 	if s.Errors.Total > 0 {
 		fmt.Fprintf(&b, ": %s", joinCounts(s.Errors.ByKind))

@@ -31,7 +31,7 @@ func TestReplayRegistersEverySession(t *testing.T) {
 	summaryFile := filepath.Join(t.TempDir(), "summary.json")
 	var stdout, stderr strings.Builder
 	args := append([]string{"replay", "--url", inst.url, "--api-key", key, "--client-secret", secret,
-		"--calls", "20", "--speed", "2", "--register", "--json", summaryFile}, files...)
+		"--calls", "20", "--speed", "2", "--register", "--server-metrics", inst.url + "/metrics", "--json", summaryFile}, files...)
 	if err := run(t.Context(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("replay: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
@@ -52,6 +52,15 @@ func TestReplayRegistersEverySession(t *testing.T) {
 		Errors struct {
 			Total  int
 			ByKind map[string]int `json:"by_kind"`
+		}
+		Generator *struct {
+			MSPerCallSecond float64 `json:"cpu_ms_per_call_second"`
+		}
+		Server *struct {
+			FramesReceived int     `json:"frames_received"`
+			FramesDropped  int     `json:"frames_dropped"`
+			RSSBeforeMiB   float64 `json:"rss_before_mib"`
+			ScrapeErrors   int     `json:"scrape_errors"`
 		}
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -75,6 +84,15 @@ func TestReplayRegistersEverySession(t *testing.T) {
 	}
 	if got := metrics["earshot_audiohook_frames_received_total"]; int(got) != s.Frames.Sent {
 		t.Errorf("the server received %v frames, the replay sent %d", got, s.Frames.Sent)
+	}
+	// The replay's own reading of the same endpoint (--server-metrics)
+	// agrees, and it measured itself.
+	if s.Server == nil || s.Server.FramesReceived != s.Frames.Sent || s.Server.FramesDropped != 0 ||
+		s.Server.RSSBeforeMiB <= 0 || s.Server.ScrapeErrors != 0 {
+		t.Errorf("server section %+v, want %d frames received, none dropped", s.Server, s.Frames.Sent)
+	}
+	if s.Generator == nil || s.Generator.MSPerCallSecond <= 0 {
+		t.Errorf("generator section %+v", s.Generator)
 	}
 }
 
