@@ -11,18 +11,28 @@ const fftSize = 128
 // parts, odd as imaginary parts), runs a radix-4 decimation-in-time FFT of
 // length 64 (three passes, the first without twiddles) and separates the
 // two interleaved real transforms again (the "two real FFTs for the price
-// of one" split). All tables are built by init, so power allocates nothing.
+// of one" split). It holds only the working arrays; the tables are shared
+// by every detector (fftTab), so bands allocates nothing and a detector
+// stays small.
 type spectrum struct {
 	re, im [64]float64
-	rev2   [16]uint8     // base-4 digit reversal of 0..15
-	tw16   [4][6]float64 // pass 2 twiddles W16^j, W16^2j, W16^3j (re, im)
-	tw64   [16][6]float64
-	spr    [65]float64 // cos(2πk/128)
-	spi    [65]float64 // −sin(2πk/128)
-	band   [65]uint8   // the band of each bin in 2..62
 }
 
-func (s *spectrum) init() {
+// fftTables are the constant tables of spectrum.
+type fftTables struct {
+	rev2 [16]uint8     // base-4 digit reversal of 0..15
+	tw16 [4][6]float64 // pass 2 twiddles W16^j, W16^2j, W16^3j (re, im)
+	tw64 [16][6]float64
+	spr  [65]float64 // cos(2πk/128)
+	spi  [65]float64 // −sin(2πk/128)
+	band [65]uint8   // the band of each bin in 2..62
+}
+
+// fftTab is built once, when the package is initialised.
+var fftTab = newFFTTables()
+
+func newFFTTables() *fftTables {
+	s := new(fftTables)
 	for b, e := range bandEdges {
 		for k := e[0]; k <= e[1]; k++ {
 			s.band[k] = uint8(b)
@@ -49,18 +59,19 @@ func (s *spectrum) init() {
 		s.spr[k] = math.Cos(a)
 		s.spi[k] = -math.Sin(a)
 	}
+	return s
 }
 
 // bands writes into dst, for every band, the sum of |X[k]|² over the
 // band's bins, where X is the 128-point DFT of x·w (sample by sample).
 func (s *spectrum) bands(dst *[numBands]float64, x, w *[fftSize]float64) {
-	re, im := &s.re, &s.im
+	re, im, tab := &s.re, &s.im, fftTab
 	// Load, window and pass 1 (16 radix-4 butterflies without twiddles)
 	// in one go. In digit-reversed order, positions 4g..4g+3 hold the
 	// packed samples r+16j (j = 0..3), r = rev2(g), that is the real
 	// samples 2r+32j (real part) and 2r+32j+1 (imaginary part).
 	for g := 0; g < 16; g++ {
-		r := 2 * int(s.rev2[g]&15)
+		r := 2 * int(tab.rev2[g]&15)
 		xs := (*[98]float64)(x[r:])
 		ws := (*[98]float64)(w[r:])
 		a0r, a0i := xs[0]*ws[0], xs[1]*ws[1]
@@ -79,8 +90,8 @@ func (s *spectrum) bands(dst *[numBands]float64, x, w *[fftSize]float64) {
 		o[1], q[1] = d0r+d1i, d0i-d1r
 		o[3], q[3] = d0r-d1i, d0i+d1r
 	}
-	s.pass(4, s.tw16[:])  // span 16
-	s.pass(16, s.tw64[:]) // span 64
+	s.pass(4, tab.tw16[:])  // span 16
+	s.pass(16, tab.tw64[:]) // span 64
 	// Split the two interleaved real transforms, bins k and 64−k together:
 	// with E = (Z[k] + conj Z[64−k])/2 and O = (Z[k] − conj Z[64−k])/2i,
 	// X[k] = E + W^k·O and X[64−k] = conj(E − W^k·O), W = exp(−2πi/128).
@@ -91,14 +102,14 @@ func (s *spectrum) bands(dst *[numBands]float64, x, w *[fftSize]float64) {
 		c, d := re[m&63], im[m&63]
 		er, ei := 0.5*(a+c), 0.5*(b-d)
 		or, oi := 0.5*(b+d), -0.5*(a-c)
-		wr, wi := s.spr[k], s.spi[k]
+		wr, wi := tab.spr[k], tab.spi[k]
 		tr := wr*or - wi*oi
 		ti := wr*oi + wi*or
 		pr, pi := er+tr, ei+ti
-		acc[s.band[k]&15] += pr*pr + pi*pi
+		acc[tab.band[k]&15] += pr*pr + pi*pi
 		if k < 32 {
 			qr, qi := er-tr, ei-ti
-			acc[s.band[m]&15] += qr*qr + qi*qi
+			acc[tab.band[m]&15] += qr*qr + qi*qi
 		}
 	}
 	copy(dst[:], acc[:numBands])

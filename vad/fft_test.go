@@ -11,7 +11,6 @@ import (
 func TestSpectrumMatchesDFT(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var s spectrum
-	s.init()
 	for trial := 0; trial < 5; trial++ {
 		var x, w [fftSize]float64
 		for i := range x {

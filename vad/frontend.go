@@ -17,16 +17,16 @@ var bandEdges = [numBands][2]int{{2, 4}, {5, 8}, {9, 12}, {13, 17}, {18, 23}, {2
 // 128-sample Hann window that ends with the frame.
 type frontEnd struct {
 	hist [fftSize]float64 // the last 128 samples, oldest first
-	win  [fftSize]float64
 	spec spectrum
 }
 
-func (f *frontEnd) init() {
-	f.spec.init()
-	for i := range f.win {
-		f.win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*(float64(i)+0.5)/fftSize)
+// hann is the analysis window, shared by every front end.
+var hann = func() (w [fftSize]float64) {
+	for i := range w {
+		w[i] = 0.5 - 0.5*math.Cos(2*math.Pi*(float64(i)+0.5)/fftSize)
 	}
-}
+	return w
+}()
 
 func (f *frontEnd) reset() {
 	f.hist = [fftSize]float64{}
@@ -41,5 +41,5 @@ func (f *frontEnd) push(x *[frame8k]float64) {
 
 // bands computes the band powers of the current window into dst.
 func (f *frontEnd) bands(dst *[numBands]float64) {
-	f.spec.bands(dst, &f.hist, &f.win)
+	f.spec.bands(dst, &f.hist, &hann)
 }

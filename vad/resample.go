@@ -17,6 +17,12 @@ type decimator struct {
 	buf [4*halfTaps - 2 + frame16k]float64
 }
 
+func newDecimator() *decimator {
+	d := new(decimator)
+	d.init()
+	return d
+}
+
 func (d *decimator) init() {
 	const n = 4*halfTaps - 1 // 31 taps
 	sum := 0.5

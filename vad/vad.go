@@ -32,13 +32,13 @@ type Detector struct {
 	fe  frontEnd
 	cl  classifier
 	sm  smoother
-	dec decimator
+	dec *decimator // 16 kHz input only
 
 	// reference channel (echo suppression)
 	hasRef bool
 	refFe  frontEnd
 	refTr  tracker
-	refDec decimator
+	refDec *decimator
 	echo   echoEstimator
 
 	x    [frame8k]float64
@@ -68,14 +68,13 @@ func newWithConfig(opts Options, c config) (*Detector, error) {
 		return nil, ErrSampleRate
 	}
 	d := &Detector{cfg: c, rate: rate}
-	d.fe.init()
-	d.refFe.init()
 	d.cl.init(&d.cfg)
 	d.refTr.init(&d.cfg)
 	d.sm.c = &d.cfg
 	d.echo.c = &d.cfg
-	d.dec.init()
-	d.refDec.init()
+	if rate == 16000 {
+		d.dec, d.refDec = newDecimator(), newDecimator()
+	}
 	d.Reset()
 	return d, nil
 }
@@ -95,8 +94,10 @@ func (d *Detector) restart() {
 	d.refTr.reset()
 	d.sm.reset()
 	d.echo.reset()
-	d.dec.reset()
-	d.refDec.reset()
+	if d.dec != nil {
+		d.dec.reset()
+		d.refDec.reset()
+	}
 	d.hasRef = false
 	d.seen = 0
 }
@@ -139,7 +140,7 @@ func (d *Detector) Process(frame []int16) (bool, error) {
 	if len(frame) != d.FrameSize() {
 		return false, ErrFrameSize
 	}
-	d.load(frame, &d.dec, &d.fe)
+	d.load(frame, d.dec, &d.fe)
 	d.fe.bands(&d.p)
 	if d.hasRef {
 		// The stream had a reference before: keep the echo model's time
@@ -163,7 +164,7 @@ func (d *Detector) ProcessWithReference(frame, ref []int16) (bool, error) {
 	if len(frame) != d.FrameSize() || len(ref) != len(frame) {
 		return false, ErrFrameSize
 	}
-	d.load(ref, &d.refDec, &d.refFe)
+	d.load(ref, d.refDec, &d.refFe)
 	// The echo model needs the reference's power envelope, not its
 	// detail: analysing the reference every other frame (a 16 ms window
 	// every 20 ms) and holding the result costs nothing measurable in F1
@@ -174,7 +175,7 @@ func (d *Detector) ProcessWithReference(frame, ref []int16) (bool, error) {
 		d.refTr.excess(&d.rp, &d.rx)
 	}
 	d.hasRef = true
-	d.load(frame, &d.dec, &d.fe)
+	d.load(frame, d.dec, &d.fe)
 	d.fe.bands(&d.p)
 	return d.emit(d.classifyWithEcho()), nil
 }
