@@ -327,7 +327,6 @@ type conn struct {
 	samples   int64         // samples per channel received
 	discarded time.Duration // audio the client skipped
 	runDone   chan struct{} // closed when the stream's Run returned
-	buf       []byte
 	// watchdog drops the socket when the client goes quiet, or lingers
 	// after a disconnect or closed. Resetting it allocates nothing.
 	watchdog *time.Timer
@@ -358,7 +357,7 @@ func (c *conn) serve(ctx context.Context, start time.Time) {
 	c.h.opts.Observer.AudioHookStarted()
 	defer func() { c.h.opts.Observer.AudioHookEnded(endReason) }()
 	for {
-		typ, data, err := c.read()
+		typ, buf, err := c.read()
 		if err != nil {
 			var ce websocket.CloseError
 			if errors.As(err, &ce) && ce.Code == websocket.StatusMessageTooBig {
@@ -374,10 +373,13 @@ func (c *conn) serve(ctx context.Context, start time.Time) {
 		}
 		c.mu.Unlock()
 		if typ == websocket.MessageBinary {
-			c.audio(ctx, data)
+			c.audio(ctx, *buf)
+			readBufs.Put(buf)
 			continue
 		}
-		if done, reason := c.message(ctx, data, start); done {
+		done, reason := c.message(ctx, *buf, start)
+		readBufs.Put(buf)
+		if done {
 			endReason = reason
 			c.awaitSocketClose(ctx)
 			return
@@ -385,18 +387,23 @@ func (c *conn) serve(ctx context.Context, start time.Time) {
 	}
 }
 
-// read reads one message into the connection's buffer, which grows to
-// the largest message seen (at most MaxMessageSize). Closing the socket
-// (watchdog, shutdown) ends a read.
-func (c *conn) read() (websocket.MessageType, []byte, error) {
+// readBufs hold messages while they are handled. A connection spends
+// nearly all its life waiting for the next message, so a buffer is taken
+// only once a message has begun and given back when it has been handled:
+// thousands of idle connections hold none.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// read reads one message into a buffer from readBufs, which grows to the
+// message (at most MaxMessageSize). The caller gives the buffer back with
+// readBufs.Put once done with the message. Closing the socket (watchdog,
+// shutdown) ends a read.
+func (c *conn) read() (websocket.MessageType, *[]byte, error) {
 	typ, r, err := c.ws.Reader(context.Background())
 	if err != nil {
 		return 0, nil, err
 	}
-	if c.buf == nil {
-		c.buf = make([]byte, 0, 4096)
-	}
-	b := c.buf[:0]
+	buf := readBufs.Get().(*[]byte)
+	b := (*buf)[:0]
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -407,11 +414,13 @@ func (c *conn) read() (websocket.MessageType, []byte, error) {
 			break
 		}
 		if err != nil {
+			*buf = b[:0]
+			readBufs.Put(buf)
 			return 0, nil, err
 		}
 	}
-	c.buf = b
-	return typ, b, nil
+	*buf = b
+	return typ, buf, nil
 }
 
 // message handles one text message. It reports whether the protocol is

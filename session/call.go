@@ -45,43 +45,46 @@ const maxQueuedFrames = 32
 
 // frameQueue is a bounded FIFO of frames between a connection's reader
 // and its call goroutine. When full it drops the oldest frame: the reader
-// never blocks. Buffers are reused, so a steady stream allocates nothing.
+// never blocks. Frame buffers come from frameBufs and go back once
+// processed, so a steady stream allocates nothing, and a call holds a
+// buffer only while a frame waits: its goroutine usually takes each frame
+// at once, so thousands of calls share a few buffers.
 type frameQueue struct {
 	mu      sync.Mutex
-	frames  [][]byte // ring of queued frames
+	frames  []*[]byte // ring of queued frames
 	head, n int
-	free    [][]byte
 	dropped int64
 }
 
+// frameBufs are the buffers of queued frames, shared by every call.
+var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 3200); return &b }}
+
 // push copies frame in; it reports whether the oldest frame was dropped.
 func (q *frameQueue) push(frame []byte) bool {
+	buf := frameBufs.Get().(*[]byte)
+	*buf = append((*buf)[:0], frame...)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.frames == nil {
-		q.frames = make([][]byte, maxQueuedFrames)
+		q.frames = make([]*[]byte, maxQueuedFrames)
 	}
 	dropped := false
 	if q.n == len(q.frames) {
-		old := q.frames[q.head]
+		frameBufs.Put(q.frames[q.head])
+		q.frames[q.head] = nil
 		q.head = (q.head + 1) % len(q.frames)
 		q.n--
-		q.free = append(q.free, old)
 		q.dropped++
 		dropped = true
 	}
-	var buf []byte
-	if k := len(q.free); k > 0 {
-		buf, q.free = q.free[k-1][:0], q.free[:k-1]
-	}
-	q.frames[(q.head+q.n)%len(q.frames)] = append(buf, frame...)
+	q.frames[(q.head+q.n)%len(q.frames)] = buf
 	q.n++
 	return dropped
 }
 
 // pop returns the oldest frame, or nil. The caller gives it back with
 // recycle when done.
-func (q *frameQueue) pop() []byte {
+func (q *frameQueue) pop() *[]byte {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.n == 0 {
@@ -94,11 +97,8 @@ func (q *frameQueue) pop() []byte {
 	return f
 }
 
-func (q *frameQueue) recycle(b []byte) {
-	q.mu.Lock()
-	q.free = append(q.free, b)
-	q.mu.Unlock()
-}
+// recycle gives a popped frame's buffer back.
+func (q *frameQueue) recycle(b *[]byte) { frameBufs.Put(b) }
 
 // Call is one audio stream and the session it feeds. The connection's
 // reader calls Audio, Discarded, Pause and End, which never block; Run is
@@ -191,7 +191,7 @@ func (c *Call) Run(ctx context.Context) {
 		}
 		c.control(ctx)
 		for f := c.queue.pop(); f != nil; f = c.queue.pop() {
-			c.frame(ctx, f)
+			c.frame(ctx, *f)
 			c.queue.recycle(f)
 			c.control(ctx)
 		}
