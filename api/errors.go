@@ -65,6 +65,9 @@ func toError(err error) *Error {
 		return newError(http.StatusConflict, CodeConflict, "the session has already ended")
 	case errors.Is(err, session.ErrClosed):
 		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
+	case errors.Is(err, session.ErrUnavailable):
+		// The store's circuit breaker is open (DESIGN.md 5): fail fast.
+		return newError(http.StatusServiceUnavailable, CodeUnavailable, "the store is unavailable; retry shortly")
 	}
 	return errInternal
 }

@@ -81,6 +81,18 @@ func openSQLite(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: opening %s: %w", path, err)
 	}
+	// One connection. SQLite runs one writer at a time whatever the
+	// number of connections, and contending connections wait in its busy
+	// handler, which sleeps for milliseconds between tries: under 2,000
+	// sessions finishing together the pool opened hundreds of connections
+	// (each with its own page cache), writes starved for the whole busy
+	// timeout and failed with SQLITE_BUSY. With one connection, callers
+	// queue in database/sql instead, in order, and each statement takes
+	// tens of microseconds. Nothing in this package holds the connection
+	// while asking for another (rows are scanned to the end first;
+	// transactions use only their Tx), which would deadlock.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
 	return &Store{db: db, backend: BackendSQLite}, nil
 }
 
