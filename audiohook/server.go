@@ -757,9 +757,11 @@ func (c *conn) waitStream(ctx context.Context, limit time.Duration) {
 func (c *conn) awaitSocketClose(ctx context.Context) {
 	c.watchdog.Reset(c.h.opts.CloseTimeout)
 	for {
-		if _, _, err := c.read(); err != nil {
+		_, buf, err := c.read()
+		if err != nil {
 			return
 		}
+		readBufs.Put(buf)
 	}
 }
 
