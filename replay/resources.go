@@ -36,6 +36,12 @@ type Server struct {
 	// streamed, in milliseconds: the server's cost of one call for one
 	// second, upgrades and session work included.
 	MSPerCallSecond float64 `json:"cpu_ms_per_call_second"`
+	// PlateauMSPerCallSecond is the CPU per call-second while the live
+	// streams stayed within 1 % of PeakStreams (the plateau of a ramped
+	// run: upgrades and endings left out), over PlateauSeconds; 0 when
+	// fewer than two samples fell on it.
+	PlateauMSPerCallSecond float64 `json:"plateau_cpu_ms_per_call_second"`
+	PlateauSeconds         float64 `json:"plateau_s"`
 	// RSSBeforeMiB is process_resident_memory_bytes before the first call.
 	RSSBeforeMiB float64 `json:"rss_before_mib"`
 	// PeakStreams is the most live streams seen in one sample (the
@@ -62,6 +68,7 @@ type Server struct {
 
 // serverSample is one scrape of the server's metrics.
 type serverSample struct {
+	at                     time.Time
 	cpu, rss               float64
 	streams                float64
 	hasStreams             bool
@@ -134,10 +141,47 @@ type serverWatch struct {
 	n           int
 	peakStreams int64
 	rssAtPeak   float64
+	history     []point // every sample, for the plateau
 	errors      int
 	firstError  string
 	stop        chan struct{}
 	done        chan struct{}
+}
+
+// point is a sample reduced to what the plateau needs.
+type point struct {
+	at      time.Time
+	cpu     float64
+	streams int64
+}
+
+// plateau returns the CPU per stream-second, in milliseconds, between the
+// first and the last sample with at least 99 % of peak streams, and the
+// seconds between them. Samples in between with fewer streams (a dip) are
+// counted at their own streams.
+func plateau(history []point, peak int64) (msPerCallSecond, seconds float64) {
+	first, last := -1, -1
+	for i, p := range history {
+		if p.streams > 0 && float64(p.streams) >= 0.99*float64(peak) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || last == first {
+		return 0, 0
+	}
+	var callSeconds float64
+	for i := first + 1; i <= last; i++ {
+		dt := history[i].at.Sub(history[i-1].at).Seconds()
+		callSeconds += dt * float64(history[i].streams+history[i-1].streams) / 2
+	}
+	seconds = history[last].at.Sub(history[first].at).Seconds()
+	if callSeconds <= 0 {
+		return 0, seconds
+	}
+	return 1000 * (history[last].cpu - history[first].cpu) / callSeconds, seconds
 }
 
 // serverSampleEvery is how often the server's metrics are read.
@@ -154,6 +198,7 @@ func startServerWatch(ctx context.Context, url string, active func() int64) (*se
 		return nil, fmt.Errorf("replay: server metrics %s: %w", url, err)
 	}
 	w.first, w.last, w.n = s, s, 1
+	w.history = append(w.history, point{at: s.at, cpu: s.cpu, streams: int64(s.streams)})
 	go w.loop(ctx)
 	return w, nil
 }
@@ -186,7 +231,9 @@ func (w *serverWatch) scrape(ctx context.Context) (serverSample, error) {
 	if resp.StatusCode != http.StatusOK {
 		return serverSample{}, fmt.Errorf("status %s", resp.Status)
 	}
-	return parseSample(resp.Body)
+	s, err := parseSample(resp.Body)
+	s.at = time.Now()
+	return s, err
 }
 
 // sample takes one sample and records the peak.
@@ -208,6 +255,7 @@ func (w *serverWatch) sample(ctx context.Context) {
 	if streams > w.peakStreams || (streams == w.peakStreams && s.rss > w.rssAtPeak) {
 		w.peakStreams, w.rssAtPeak = streams, s.rss
 	}
+	w.history = append(w.history, point{at: s.at, cpu: s.cpu, streams: streams})
 	w.last = s
 	w.n++
 }
@@ -228,6 +276,7 @@ func (w *serverWatch) finish(ctx context.Context, audioSeconds float64) *Server 
 	if audioSeconds > 0 {
 		s.MSPerCallSecond = 1000 * s.CPUSeconds / audioSeconds
 	}
+	s.PlateauMSPerCallSecond, s.PlateauSeconds = plateau(w.history, w.peakStreams)
 	if w.peakStreams > 0 {
 		s.RSSPerCallKiB = w.rssAtPeak / 1024 / float64(w.peakStreams)
 		s.RSSPerAddedCallKiB = (w.rssAtPeak - w.first.rss) / 1024 / float64(w.peakStreams)

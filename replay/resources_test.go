@@ -3,11 +3,13 @@ package replay
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParseSample(t *testing.T) {
@@ -92,5 +94,30 @@ func TestServerWatchRefusesABadEndpoint(t *testing.T) {
 	defer srv.Close()
 	if _, err := startServerWatch(context.Background(), srv.URL, nil); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("err = %v, want the 404", err)
+	}
+}
+
+func TestPlateau(t *testing.T) {
+	t0 := time.Now()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	tests := []struct {
+		name        string
+		history     []point
+		peak        int64
+		wantMS      float64
+		wantSeconds float64
+	}{
+		{"ramp, plateau, end", []point{{at(0), 0, 0}, {at(2), 1, 500}, {at(4), 3, 1000}, {at(6), 5, 1000}, {at(8), 7, 1000}, {at(10), 8, 200}},
+			1000, 1000 * 4.0 / 4000, 4},
+		{"a dip inside the plateau counts at its own streams", []point{{at(0), 0, 1000}, {at(2), 1, 600}, {at(4), 2, 1000}},
+			1000, 1000 * 2.0 / (1600 + 1600), 4},
+		{"one sample at the peak", []point{{at(0), 0, 10}, {at(2), 1, 1000}, {at(4), 2, 10}}, 1000, 0, 0},
+		{"no streams", []point{{at(0), 0, 0}, {at(2), 1, 0}}, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		ms, s := plateau(tt.history, tt.peak)
+		if math.Abs(ms-tt.wantMS) > 1e-9 || s != tt.wantSeconds {
+			t.Errorf("%s: got %v ms per call-second over %v s, want %v over %v", tt.name, ms, s, tt.wantMS, tt.wantSeconds)
+		}
 	}
 }

@@ -223,8 +223,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 			g.UserSeconds, g.SystemSeconds, g.MSPerCallSecond, g.MaxRSSMiB)
 	}
 	if sv := s.Server; sv != nil {
-		fmt.Fprintf(&b, "server     CPU %.1f s = %.3f ms per call-second; RSS %.0f MiB at %d streams (%.1f KiB per call, %.1f KiB per added call), %.0f MiB before\n",
-			sv.CPUSeconds, sv.MSPerCallSecond, sv.RSSAtPeakMiB, sv.PeakStreams, sv.RSSPerCallKiB, sv.RSSPerAddedCallKiB, sv.RSSBeforeMiB)
+		fmt.Fprintf(&b, "server     CPU %.1f s = %.3f ms per call-second (%.3f on the plateau of %.0f s); RSS %.0f MiB at %d streams (%.1f KiB per call, %.1f KiB per added call), %.0f MiB before\n",
+			sv.CPUSeconds, sv.MSPerCallSecond, sv.PlateauMSPerCallSecond, sv.PlateauSeconds, sv.RSSAtPeakMiB, sv.PeakStreams,
+			sv.RSSPerCallKiB, sv.RSSPerAddedCallKiB, sv.RSSBeforeMiB)
 		fmt.Fprintf(&b, "  frames   %d received, %d dropped", sv.FramesReceived, sv.FramesDropped)
 		if sv.ScrapeErrors > 0 {
 			fmt.Fprintf(&b, "; %d of %d scrapes failed: %s", sv.ScrapeErrors, sv.ScrapeErrors+sv.Samples, sv.ScrapeError)
