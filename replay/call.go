@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,7 +75,7 @@ func (c *call) run(ctx context.Context) outcome {
 	planned := int64(c.r.frames(c.rec, LayoutExternal).count())
 	defer func() { st.progressFrames.Add(planned - int64(c.handled)) }()
 	var sessionID string
-	if c.r.rest != nil {
+	if c.r.rest != nil && registers(c.index, c.r.opts.RegisterShare) {
 		total := c.r.opts.AudioTotalDuration
 		if total == 0 {
 			total = c.streamed()
@@ -105,6 +106,12 @@ func (c *call) run(ctx context.Context) outcome {
 		c.settle(ctx, sessionID, streamed)
 	}
 	return o
+}
+
+// registers reports whether call i of a run registers when a share of
+// the calls do: the calls are spread evenly.
+func registers(i int, share float64) bool {
+	return math.Floor(float64(i+1)*share) > math.Floor(float64(i)*share)
 }
 
 // streamed is the audio the call streams: its file, capped by Duration.

@@ -80,6 +80,12 @@ type Options struct {
 	// the session to a terminal state after it ends. Without it the run
 	// uses nothing but the AudioHook protocol and drives any server.
 	Register bool
+	// RegisterShare is, with Register, the share of the calls that
+	// register (0 < share ≤ 1; 0 means 1). The calls are picked evenly:
+	// call i registers when ⌊(i+1)·share⌋ > ⌊i·share⌋, so 0.2 is every
+	// fifth call. The others stream with no session, as calls a contact
+	// centre does not enrol.
+	RegisterShare float64
 	// APIURL is the REST base URL. Default: URL's scheme (ws → http,
 	// wss → https) and host, with the path before /v1/audiohook.
 	APIURL string
@@ -166,6 +172,9 @@ func (o Options) resolve() (resolved, error) {
 	if r.Offer == "" {
 		r.Offer = OfferGenesys
 	}
+	if r.RegisterShare == 0 {
+		r.RegisterShare = 1
+	}
 	switch {
 	case r.Channels != 1 && r.Channels != 2:
 		return bad("channels must be 1 or 2")
@@ -181,6 +190,8 @@ func (o Options) resolve() (resolved, error) {
 		return bad("durations must not be negative")
 	case r.AuthenticityThreshold < 0 || r.AuthenticityThreshold > 1:
 		return bad("authenticity threshold must be in [0, 1]")
+	case !(r.RegisterShare > 0 && r.RegisterShare <= 1):
+		return bad("register share must be in (0, 1]")
 	case r.Offer != OfferGenesys && r.Offer != OfferStereo && r.Offer != OfferMono:
 		return bad("offer must be %s, %s or %s", OfferGenesys, OfferStereo, OfferMono)
 	}

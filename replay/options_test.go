@@ -93,6 +93,8 @@ func TestResolve(t *testing.T) {
 		{name: "tiny frames", edit: func(o *Options) { o.FrameDuration = time.Microsecond }, wantErr: "frame"},
 		{name: "threshold above 1", edit: func(o *Options) { o.AuthenticityThreshold = 2 }, wantErr: "threshold"},
 		{name: "bad url", edit: func(o *Options) { o.URL = "h:8080" }, wantErr: "url"},
+		{name: "register share above 1", edit: func(o *Options) { o.Register, o.RegisterShare = true, 1.5 }, wantErr: "register share"},
+		{name: "negative register share", edit: func(o *Options) { o.RegisterShare = -0.2 }, wantErr: "register share"},
 		{name: "unknown offer", edit: func(o *Options) { o.Offer = "quad" }, wantErr: "offer"},
 	}
 	for _, tt := range tests {

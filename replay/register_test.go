@@ -29,6 +29,8 @@ type fakeEarshot struct {
 	byCall      map[string]*fakeSession
 	conflictFor int // answer 409 to the n-th session creation (1-based); 0 never
 	created     int
+	sessionless int  // streams without a session
+	allowBare   bool // such streams are expected (a share of calls register)
 }
 
 type fakeSession struct {
@@ -45,7 +47,10 @@ func (f *fakeEarshot) StartStream(_ context.Context, info audiohook.StreamInfo, 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.byCall[info.ConversationID] == nil {
-		f.t.Errorf("a stream for call %s, which has no session", info.ConversationID)
+		f.sessionless++
+		if !f.allowBare {
+			f.t.Errorf("a stream for call %s, which has no session", info.ConversationID)
+		}
 	}
 	return &sessionStream{f: f, callID: info.ConversationID, ended: make(chan struct{})}, nil
 }
@@ -209,6 +214,30 @@ func TestRegister(t *testing.T) {
 			if sess.model != "telephone" || (sess.total != 1 && sess.total != 0.5) {
 				t.Errorf("session %+v: want the 8 kHz model and the file's duration", sess)
 			}
+		}
+	})
+
+	t.Run("a share of the calls register", func(t *testing.T) {
+		f, url := newFakeEarshot(t)
+		f.allowBare = true
+		r, err := New(Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono}, Calls: 10,
+			Register: true, RegisterShare: 0.2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.timing.poll = time.Millisecond
+		s, err := r.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Calls.Completed != 10 || s.Sessions.Created != 2 || s.Sessions.ByState[stateSuccess] != 2 || len(s.Problems()) != 0 ||
+			s.Settings.RegisterShare != 0.2 {
+			t.Fatalf("calls %+v sessions %+v problems %v", s.Calls, s.Sessions, s.Problems())
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.sessions) != 2 || f.sessionless != 8 {
+			t.Errorf("%d sessions created on the server and %d streams without one, want 2 and 8", len(f.sessions), f.sessionless)
 		}
 	})
 

@@ -187,6 +187,9 @@ func (r *Runner) summary(start time.Time, elapsed time.Duration) *Summary {
 	s.Settings = Settings{Calls: r.opts.Calls, Concurrency: r.opts.Concurrency, Rate: r.opts.Rate, Speed: r.opts.Speed,
 		FrameMS: ms(r.opts.FrameDuration), DurationCapS: r.opts.Duration.Seconds(), Register: r.opts.Register,
 		Signed: r.opts.secret != nil, Files: r.opts.Files, AudioSeconds: audio.Seconds(), RecordingsMiB: float64(bytes) / (1 << 20)}
+	if r.opts.Register {
+		s.Settings.RegisterShare = r.opts.RegisterShare
+	}
 	s.Calls = CallCounts{Total: st.started.Load(), Completed: st.completed.Load(), Disconnected: st.disconnected.Load(),
 		Failed: st.failed.Load(), Cancelled: st.cancelled.Load(), FailedByKind: st.copyMap(st.failedKinds),
 		DisconnectReasons: st.copyMap(st.reasons), ByMedia: st.copyMap(st.media)}

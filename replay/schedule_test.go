@@ -126,3 +126,30 @@ func TestRamp(t *testing.T) {
 		})
 	}
 }
+
+// TestRegisters spreads a share of the calls evenly over the run.
+func TestRegisters(t *testing.T) {
+	tests := []struct {
+		share float64
+		calls int
+		want  string // one character per call: R registers
+	}{
+		{1, 5, "RRRRR"},
+		{0.2, 10, "....R....R"},
+		{0.5, 6, ".R.R.R"},
+		{0.3, 10, "...R..R..R"},
+	}
+	for _, tt := range tests {
+		var got []byte
+		for i := range tt.calls {
+			if registers(i, tt.share) {
+				got = append(got, 'R')
+			} else {
+				got = append(got, '.')
+			}
+		}
+		if string(got) != tt.want {
+			t.Errorf("share %v: %s, want %s", tt.share, got, tt.want)
+		}
+	}
+}

@@ -52,6 +52,7 @@ type Settings struct {
 	FrameMS       float64  `json:"frame_ms"`
 	DurationCapS  float64  `json:"duration_cap_s,omitempty"`
 	Register      bool     `json:"register"`
+	RegisterShare float64  `json:"register_share,omitempty"`
 	Signed        bool     `json:"signed"`
 	Files         []string `json:"files"`
 	AudioSeconds  float64  `json:"audio_s"` // of all the files together
@@ -147,9 +148,11 @@ func (s *Summary) Problems() []string {
 				other += n
 			}
 		}
-		if other > 0 || s.Sessions.ByState["SUCCESS"] < s.Calls.Total-s.Calls.Cancelled {
+		// A call whose register request failed has failed (above); every
+		// session created must reach SUCCESS.
+		if other > 0 || s.Sessions.ByState["SUCCESS"] < s.Sessions.Created {
 			p = append(p, fmt.Sprintf("%d of %d sessions reached SUCCESS (%s)", s.Sessions.ByState["SUCCESS"],
-				s.Calls.Total-s.Calls.Cancelled, joinCounts(s.Sessions.ByState)))
+				s.Sessions.Created, joinCounts(s.Sessions.ByState)))
 		}
 	}
 	return p
