@@ -307,7 +307,9 @@ func (c *Call) complete(ctx context.Context, ended string) {
 	c.pipe.Flush()
 	progress := Progress{AudioSeconds: min(c.audioSeconds(), l.sess.AudioTotalDuration), VADPercentage: col.VADPercentage()}
 	c.release()
+	c.m.finals <- struct{}{}
 	res, fail := col.Finish(l.sess, progress)
+	<-c.m.finals
 	if fail != nil && fail.Code == CodeNotEnoughVoice && ended == "shutdown" {
 		fail = &Failure{Code: CodeInternal, Message: "the server shut down before enough voice was collected; " + fail.Message}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 
@@ -45,6 +46,13 @@ type Options struct {
 	// of verify sessions. Without one, sessions fail with Internal when
 	// their audio arrives.
 	Sealer *voiceprint.Sealer
+	// MaxConcurrentFinals bounds how many calls build their session's
+	// result (credential, authenticity, score) at once. A result costs
+	// milliseconds of CPU, and sessions of calls that started together
+	// end together: unbounded, a burst of them takes every core and the
+	// live calls' frames and pongs wait. Default: half the cores
+	// (GOMAXPROCS), at least one.
+	MaxConcurrentFinals int
 }
 
 // Defaults of Options.
@@ -67,6 +75,8 @@ type Manager struct {
 	// ctx is cancelled by Close; timers and the flusher use it.
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	finals chan struct{} // a slot per result being built (MaxConcurrentFinals)
 
 	mu      sync.Mutex
 	closed  bool
@@ -98,10 +108,14 @@ func NewManager(store Store, models *voiceprint.Registry, opts Options, log *zap
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
+	if opts.MaxConcurrentFinals <= 0 {
+		opts.MaxConcurrentFinals = max(runtime.GOMAXPROCS(0)/2, 1)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
 		store: newBreakerStore(store), models: models, opts: opts, log: log, ctx: ctx, cancel: cancel,
 		live: map[string]*live{}, byCall: map[callKey]*live{}, calls: map[callKey]*Call{},
+		finals: make(chan struct{}, opts.MaxConcurrentFinals),
 	}
 	m.wg.Add(1)
 	go m.flusher()
