@@ -25,6 +25,21 @@ type Report struct {
 	Verify     VerifyRep   `json:"verification"`
 	Auth       AuthReport  `json:"authenticity"`
 	Speed      SpeedReport `json:"speed"`
+	// Trials lists every verification trial, in run order. It is not
+	// written to JSON (there are thousands); the training command fits
+	// the model's calibration on it.
+	Trials []Trial `json:"-"`
+}
+
+// Trial is one verification trial: a test utterance's voice against one
+// enrolment.
+type Trial struct {
+	Genuine bool
+	// Score is the calibrated similarity, Raw the score before
+	// calibration (voiceprint.Result).
+	Score, Raw float64
+	// TestVoiceSeconds is the voice of the test utterance.
+	TestVoiceSeconds float64
 }
 
 // ModelInfo names the measured model.
@@ -119,6 +134,7 @@ type TrialSubset struct {
 type AuthSet struct {
 	Score       Distribution `json:"score"`
 	Consistency Distribution `json:"consistency"`
+	PitchShift  Distribution `json:"pitch_shift"`
 	SNRdB       Distribution `json:"snr_db"`
 	Loop        Distribution `json:"loop"`
 	Voice       Distribution `json:"voice_seconds"`
@@ -145,6 +161,7 @@ type AuthCollection struct {
 	VoiceSeconds float64  `json:"voice_seconds"`
 	Score        float64  `json:"score"`
 	Consistency  float64  `json:"consistency"`
+	PitchShift   float64  `json:"pitch_shift"`
 	Segments     int      `json:"segments"`
 	SNRdB        float64  `json:"snr_db"`
 	Clipping     float64  `json:"clipping"`
@@ -240,6 +257,7 @@ func (r *runner) report(wall time.Duration) *Report {
 		}
 		long := res.voice >= r.m.MinVoiceSeconds
 		for _, t := range res.trials {
+			rep.Trials = append(rep.Trials, Trial{Genuine: t.genuine, Score: t.score, Raw: t.raw, TestVoiceSeconds: res.voice})
 			switch {
 			case t.genuine:
 				genuine = append(genuine, t.score)
@@ -320,18 +338,19 @@ func (r *runner) report(wall time.Duration) *Report {
 	return rep
 }
 
-type authSamples struct{ score, cons, snr, loop, voice []float64 }
+type authSamples struct{ score, cons, pitch, snr, loop, voice []float64 }
 
 func (s *authSamples) add(a voiceprint.Authenticity, voice float64) {
 	s.score = append(s.score, a.Score)
 	s.cons = append(s.cons, a.Consistency)
+	s.pitch = append(s.pitch, a.PitchShift)
 	s.snr = append(s.snr, a.SNRdB)
 	s.loop = append(s.loop, a.Loop)
 	s.voice = append(s.voice, voice)
 }
 
 func (r *runner) authCollection(kind string, spks, utts []int, a voiceprint.Authenticity, voice float64) AuthCollection {
-	c := AuthCollection{Kind: kind, VoiceSeconds: voice, Score: a.Score, Consistency: a.Consistency,
+	c := AuthCollection{Kind: kind, VoiceSeconds: voice, Score: a.Score, Consistency: a.Consistency, PitchShift: a.PitchShift,
 		Segments: a.Segments, SNRdB: a.SNRdB, Clipping: a.Clipping, Loop: a.Loop}
 	for _, k := range spks {
 		c.Speakers = append(c.Speakers, r.spks[k])
@@ -343,7 +362,7 @@ func (r *runner) authCollection(kind string, spks, utts []int, a voiceprint.Auth
 }
 
 func (s *authSamples) summary() AuthSet {
-	return AuthSet{Score: Summarise(s.score), Consistency: Summarise(s.cons), SNRdB: Summarise(s.snr),
+	return AuthSet{Score: Summarise(s.score), Consistency: Summarise(s.cons), PitchShift: Summarise(s.pitch), SNRdB: Summarise(s.snr),
 		Loop: Summarise(s.loop), Voice: Summarise(s.voice)}
 }
 
@@ -435,8 +454,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 		set  AuthSet
 	}{{"genuine", a.Genuine}, {"mix", a.Mix}, {"loop", a.Loop}} {
 		p("  %-8s score %s\n", s.name, distText(s.set.Score))
-		p("  %-8s consistency p50 %.2f, SNR p50 %.0f dB, loop p50 %.2f, voice p50 %.1f s\n", "",
-			s.set.Consistency.P50, s.set.SNRdB.P50, s.set.Loop.P50, s.set.Voice.P50)
+		p("  %-8s consistency p50 %.2f, pitch shift p50 %.1f st, SNR p50 %.0f dB, loop p50 %.2f, voice p50 %.1f s\n", "",
+			s.set.Consistency.P50, s.set.PitchShift.P50, s.set.SNRdB.P50, s.set.Loop.P50, s.set.Voice.P50)
 	}
 
 	s := rep.Speed

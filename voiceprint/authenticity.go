@@ -13,6 +13,12 @@ import "math"
 //     offsets, nuisance-projected) of the audio before it is compared
 //     (cosine) with that of the audio after it, and the lowest cosine is
 //     kept. A collection in which the speaker changes scores low.
+//   - PitchShift: at the same boundaries, the median voice pitch (F0 by
+//     normalised autocorrelation of every voiced 10 ms hop, periodic hops
+//     only) before and after, when each side has at least 0.5 s of
+//     periodic voice; the largest difference in semitones is kept. Unlike
+//     the spectral model it does not move with the channel (noise, codec),
+//     and two voices of different pitch differ by several semitones.
 //   - SNRdB: mean power of the voiced hops over the noise floor of the
 //     unvoiced hops.
 //   - Clipping: the fraction of voiced samples at full scale.
@@ -23,16 +29,20 @@ import "math"
 //     alignment to the 10 ms hops, and still when fresh noise 20 dB down
 //     is added to each repetition.
 //
-// Score is the product of four factors in [0, 1], each a logistic
-// function of one measurement with parameters fitted on training data and
-// stored in the model (AuthParams).
+// Score is the product of four factors in [0, 1] with parameters fitted
+// on training data and stored in the model (AuthParams): a speaker factor,
+// one logistic function of Consistency and PitchShift together (whose
+// demand on Consistency grows with VoiceSeconds), and one logistic
+// function each of SNRdB, Clipping and Loop.
 //
 // What it cannot do: it is not a deepfake or synthetic-speech detector (a
 // consistent synthetic voice passes), it does not detect a single replay
 // of a recording (only repetition within the collection), two voices
 // speaking at the same time (overlap) are not separated and often pass,
-// and a second speaker talking for less than about a quarter of the voice,
-// or alternating with the first, is diluted.
+// a second speaker talking for less than about a quarter of the voice,
+// or alternating with the first, is diluted, and two voices of similar
+// pitch and timbre (in these tests, variants of one synthesiser) are
+// often taken for one.
 // With less than 3.75 s of voice (one 2.5 s segment and less than half of
 // the next) there is nothing to compare and Consistency is 1 (Segments < 2).
 // The loop check needs 2.3 s of voice (a 0.3 s lag and 2 s compared).
@@ -42,6 +52,10 @@ type Authenticity struct {
 	// Consistency is the lowest before-versus-after cosine over the
 	// segment boundaries, −1 to 1; 1 when nothing could be compared.
 	Consistency float64
+	// PitchShift is the largest difference, in semitones, between the
+	// median voice pitch before and after a segment boundary (0 when
+	// nothing could be compared).
+	PitchShift float64
 	// Segments is the number of time segments the collection was cut
 	// into (the partial last one counted when at least half full).
 	Segments int
@@ -62,13 +76,15 @@ func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func (c *collector) authenticity() Authenticity {
 	p := c.m.def.Auth
 	a := Authenticity{VoiceSeconds: float64(c.frames) / 100}
-	a.Consistency, a.Segments = c.consistency()
+	a.Consistency, a.PitchShift, a.Segments = c.consistency()
 	a.SNRdB = c.snrDB()
 	a.Clipping = c.clipping()
 	var lag int
 	a.Loop, lag = c.loop()
 	a.LoopLagSeconds = float64(lag) / 100
-	fc := logistic(p.ConsistencySlope * (a.Consistency - p.ConsistencyMid))
+	l := math.Log(math.Max(a.VoiceSeconds, 1) / 10)
+	fc := logistic(p.ConsistencySlope*(a.Consistency-p.ConsistencyMid) - p.PitchSlope*a.PitchShift +
+		p.ConsistencyVoiceSlope*a.Consistency*l + p.VoiceSlope*l)
 	fs := logistic(p.SNRSlope * (a.SNRdB - p.SNRMidDB))
 	fk := 1 - logistic(p.ClipSlope*(a.Clipping-p.ClipMid))
 	fl := 1 - logistic(p.LoopSlope*(a.Loop-p.LoopMid))

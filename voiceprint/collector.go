@@ -46,6 +46,19 @@ type collector struct {
 	ringN int
 	prev  [6]float32
 
+	// Pitch: the latest hops decimated to 4 kHz, oldest first, how many
+	// hops they hold, the voiced hops seen, the pitch bin (+1; 0 for none)
+	// of the latest voiced hops by their index, autocorrelation scratch,
+	// and pitch histograms of the segment being filled and of the
+	// completed ones.
+	pbuf   [pitchBuf]float32
+	pfill  int
+	pvoice int
+	pq     [pitchQueue]uint8
+	pr     [pitchMaxLag + 2]float32
+	curP   [pitchBins]uint32
+	doneP  [blockSlots][pitchBins]uint32
+
 	hist          [2][histBins]uint32 // [0] unvoiced hops, [1] voiced hops
 	voicedPower   float64             // Σ mean square of voiced hops
 	voicedSamples int64
@@ -82,6 +95,10 @@ func (c *collector) reset() {
 	c.nDone, c.blockLen, c.frames = 0, firstBlockFrames, 0
 	c.ringN = 0
 	c.prev = [6]float32{}
+	c.pfill, c.pvoice = 0, 0
+	c.pq = [pitchQueue]uint8{}
+	c.curP = [pitchBins]uint32{}
+	c.doneP = [blockSlots][pitchBins]uint32{}
 	c.hist = [2][histBins]uint32{}
 	c.voicedPower, c.voicedSamples, c.clipped = 0, 0, 0
 }
@@ -98,6 +115,14 @@ func (c *collector) add(x []float32) bool {
 		c.nextBlock()
 	}
 	c.cur.add(g, x, &c.f)
+	// The vector of the k-th voiced hop carries that hop's pitch into the
+	// segment: vectors come out of the extractor's normalisation window
+	// later than their hops.
+	if c.frames < c.pvoice && c.pvoice-c.frames <= pitchQueue {
+		if b := c.pq[c.frames%pitchQueue]; b > 0 {
+			c.curP[b-1]++
+		}
+	}
 	c.frames++
 	c.ring[c.ringN%ringFrames] = c.fingerprint(x)
 	c.ringN++
@@ -110,11 +135,16 @@ func (c *collector) nextBlock() {
 	if c.nDone == blockSlots {
 		for i := 0; i < blockSlots/2; i++ {
 			c.merge(&c.done[i], &c.done[2*i], &c.done[2*i+1])
+			for j := range c.doneP[i] {
+				c.doneP[i][j] = c.doneP[2*i][j] + c.doneP[2*i+1][j]
+			}
 		}
 		c.nDone = blockSlots / 2
 		c.blockLen *= 2
 	}
 	c.pack(&c.done[c.nDone], &c.cur)
+	c.doneP[c.nDone] = c.curP
+	c.curP = [pitchBins]uint32{}
 	c.nDone++
 	c.cur.reset()
 }
@@ -231,6 +261,9 @@ func (c *collector) observePCM(hop []int16, voiced bool) {
 			clip++
 		}
 	}
+	if len(hop) == 2*pitchHop {
+		c.pitch(hop, voiced)
+	}
 	ms := float64(e) / float64(len(hop))
 	bin := int(20 * math.Log10(ms+1)) // 0.5 dB bins
 	bin = max(0, min(bin, histBins-1))
@@ -242,6 +275,120 @@ func (c *collector) observePCM(hop []int16, voiced bool) {
 	} else {
 		c.hist[0][bin]++
 	}
+}
+
+const (
+	pitchHop     = 40           // samples per 10 ms hop at 4 kHz
+	pitchWin     = 80           // samples correlated: 20 ms
+	pitchMinLag  = 10           // 400 Hz
+	pitchMaxLag  = 50           // 80 Hz
+	pitchBuf     = 4 * pitchHop // the latest four hops
+	pitchMinCorr = 0.6          // normalised autocorrelation of a periodic frame
+	pitchBins    = 160          // quarter-semitone bins from 50 Hz to 400 Hz
+	pitchBinsPer = 4            // bins per semitone
+	pitchBase    = 50.0         // Hz at bin 0
+	pitchPeak    = 0.85         // a shorter lag within this fraction of the best wins
+	pitchStart   = pitchBuf - pitchWin - pitchMaxLag
+	pitchQueue   = 512 // voiced hops whose pitch waits for their vector: 5.12 s
+)
+
+// pitch keeps the latest hops of 8 kHz PCM (80 samples) decimated to
+// 4 kHz and, on every voiced hop, estimates the fundamental
+// frequency of the latest 32.5 ms by normalised autocorrelation over lags
+// of 2.5 to 12.5 ms (400 to 80 Hz). A frame whose best correlation is
+// below pitchMinCorr is not periodic enough and is not counted; otherwise
+// the shortest lag whose correlation peak is within pitchPeak of the best
+// is taken (against period doubling), refined by a parabola, and counted
+// in the histogram of log frequency of the segment that the hop's vector
+// goes to. About 3,300 multiply-adds per analysed hop; no allocation.
+func (c *collector) pitch(hop []int16, voiced bool) {
+	copy(c.pbuf[:], c.pbuf[pitchHop:])
+	d := c.pbuf[pitchBuf-pitchHop:]
+	hop = hop[:2*len(d)]
+	for i := range d {
+		d[i] = 0.5 * (float32(hop[2*i]) + float32(hop[2*i+1]))
+	}
+	if c.pfill < 4 {
+		c.pfill++
+	}
+	if !voiced {
+		return
+	}
+	k := c.pvoice % pitchQueue
+	c.pvoice++
+	c.pq[k] = 0
+	if c.pfill < 4 {
+		return
+	}
+	x := c.pbuf[pitchStart:]
+	w := x[:pitchWin]
+	var e0 float32
+	for _, v := range w {
+		e0 += v * v
+	}
+	if e0 < 1 {
+		return
+	}
+	var e1 float32
+	for _, v := range x[pitchMinLag : pitchMinLag+pitchWin] {
+		e1 += v * v
+	}
+	best := float32(0)
+	for l := pitchMinLag; l <= pitchMaxLag; l++ {
+		if l > pitchMinLag {
+			a, b := x[l+pitchWin-1], x[l-1]
+			e1 += a*a - b*b
+		}
+		y := x[l : l+pitchWin]
+		var s0, s1, s2, s3 float32
+		for i := 0; i+4 <= pitchWin; i += 4 {
+			w4, y4 := w[i:i+4:i+4], y[i:i+4:i+4]
+			s0 += w4[0] * y4[0]
+			s1 += w4[1] * y4[1]
+			s2 += w4[2] * y4[2]
+			s3 += w4[3] * y4[3]
+		}
+		r := float32(0)
+		if e1 > 0 {
+			r = (s0 + s1 + s2 + s3) / float32(math.Sqrt(float64(e0*e1)))
+		}
+		c.pr[l] = r
+		best = max(best, r)
+	}
+	if best < pitchMinCorr {
+		return
+	}
+	for l := pitchMinLag + 1; l < pitchMaxLag; l++ {
+		r := c.pr[l]
+		if r < pitchPeak*best || r < c.pr[l-1] || r < c.pr[l+1] {
+			continue
+		}
+		lag := float64(l)
+		if den := c.pr[l-1] - 2*r + c.pr[l+1]; den < 0 {
+			lag += float64(0.5 * (c.pr[l-1] - c.pr[l+1]) / den)
+		}
+		f := 4000 / lag
+		bin := int(pitchBinsPer * 12 * math.Log2(f/pitchBase))
+		c.pq[k] = uint8(max(0, min(bin, pitchBins-1)) + 1)
+		return
+	}
+}
+
+// pitchMedian returns the median bin of h in semitones above pitchBase
+// and the number of frames in h.
+func pitchMedian(h *[pitchBins]uint32) (float64, int) {
+	var n uint32
+	for _, v := range h {
+		n += v
+	}
+	var acc uint32
+	for i, v := range h {
+		acc += v
+		if 2*acc >= n && n > 0 {
+			return (float64(i) + 0.5) / pitchBinsPer, int(n)
+		}
+	}
+	return 0, int(n)
 }
 
 // percentile returns the level in dB (bin centre) below which a fraction q
@@ -332,21 +479,29 @@ func (c *collector) loop() (frac float64, lag int) {
 	return frac, lag
 }
 
+// pitchMinFrames is the number of pitch estimates each side of a segment
+// boundary needs for the pitch comparison: half a second of periodic
+// voice.
+const pitchMinFrames = 50
+
 // consistency looks for a change of speaker: for every boundary between
 // two time segments it computes the whitened MAP mean offsets of the audio
 // before and after it, projected away from the nuisance directions, and
-// their cosine; it returns the lowest cosine and the number of segments.
-// With fewer than two segments of at least half the segment length it
-// returns 1: too little voice to compare.
-func (c *collector) consistency() (float64, int) {
+// their cosine, and the median pitch of each side. It returns the lowest
+// cosine, the largest difference of median pitch in semitones (0 when no
+// boundary has pitchMinFrames estimates each side) and the number of
+// segments. With fewer than two segments of at least half the segment
+// length it returns 1, 0: too little voice to compare.
+func (c *collector) consistency() (cons, shift float64, segs int) {
 	g := c.m.g
 	nb := c.nDone
 	if c.cur.frames >= c.blockLen/2 {
 		nb++ // the partial segment stands alone
 	}
 	if nb < 2 {
-		return 1, nb
+		return 1, 0, nb
 	}
+	var preP, postP [pitchBins]uint32
 	blk := make([]stats, c.nDone+1)
 	for i := range blk {
 		blk[i] = newStats(g)
@@ -362,8 +517,22 @@ func (c *collector) consistency() (float64, int) {
 	worst := 1.0
 	for b := 0; b+1 < nb; b++ {
 		pre.addStats(&blk[b])
+		for j := range preP {
+			preP[j] += c.doneP[b][j] // b+1 < nb ≤ nDone+1: a completed segment
+		}
 		if 4*pre.frames < c.frames || 4*(c.frames-pre.frames) < c.frames {
 			continue // each side must hold a quarter of the voice
+		}
+		postP = c.curP
+		for j := b + 1; j < c.nDone; j++ {
+			for i := range postP {
+				postP[i] += c.doneP[j][i]
+			}
+		}
+		ma, pa := pitchMedian(&preP)
+		mb, pb := pitchMedian(&postP)
+		if pa >= pitchMinFrames && pb >= pitchMinFrames {
+			shift = math.Max(shift, math.Abs(ma-mb))
 		}
 		post.reset()
 		for j := b + 1; j < len(blk); j++ {
@@ -386,5 +555,5 @@ func (c *collector) consistency() (float64, int) {
 		}
 		worst = math.Min(worst, cos)
 	}
-	return worst, nb
+	return worst, shift, nb
 }

@@ -69,10 +69,19 @@ type Definition struct {
 
 // AuthParams parameterises the authenticity estimate (see Authenticity).
 type AuthParams struct {
-	// ConsistencyMid and ConsistencySlope map the minimum segment
-	// consistency c to 1/(1+exp(−slope·(c−mid))).
-	ConsistencyMid   float64 `json:"consistency_mid"`
-	ConsistencySlope float64 `json:"consistency_slope"`
+	// The speaker factor is 1/(1+exp(−z)) with
+	// z = ConsistencySlope·(c−ConsistencyMid) − PitchSlope·Δ +
+	// ConsistencyVoiceSlope·c·ℓ + VoiceSlope·ℓ, for the minimum segment
+	// consistency c, the pitch shift Δ (semitones) and ℓ = ln(V/10 s) of
+	// the collection's voice V: consistency grows with the voice compared,
+	// so the factor asks more of a longer collection. Zero PitchSlope,
+	// ConsistencyVoiceSlope and VoiceSlope (models made before them) leave
+	// those terms out.
+	ConsistencyMid        float64 `json:"consistency_mid"`
+	ConsistencySlope      float64 `json:"consistency_slope"`
+	PitchSlope            float64 `json:"pitch_slope,omitempty"`
+	ConsistencyVoiceSlope float64 `json:"consistency_voice_slope,omitempty"`
+	VoiceSlope            float64 `json:"voice_slope,omitempty"`
 	// SNRMidDB and SNRSlope map the estimated SNR likewise.
 	SNRMidDB float64 `json:"snr_mid_db"`
 	SNRSlope float64 `json:"snr_slope"`
@@ -194,7 +203,8 @@ func (d *Definition) check() error {
 		}
 	}
 	for _, v := range []float64{d.CalibScale, d.CalibOffset, d.Auth.ConsistencyMid, d.Auth.ConsistencySlope,
-		d.Auth.SNRMidDB, d.Auth.SNRSlope, d.Auth.ClipMid, d.Auth.ClipSlope, d.Auth.LoopMid, d.Auth.LoopSlope} {
+		d.Auth.SNRMidDB, d.Auth.SNRSlope, d.Auth.ClipMid, d.Auth.ClipSlope, d.Auth.LoopMid, d.Auth.LoopSlope,
+		d.Auth.PitchSlope, d.Auth.ConsistencyVoiceSlope, d.Auth.VoiceSlope} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return bad("calibration not finite")
 		}

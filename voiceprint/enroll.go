@@ -14,8 +14,9 @@ import (
 // frame (see the benchmarks). Memory per live Enroller, for the shipped
 // 64-component, 39-dimension model: 10.2 KB of statistics for the segment
 // being filled, 8 × 5.2 KB for completed segments (binary16), 8 KB of
-// fingerprints and 1.5 KB of histograms — about 62 KB whatever the
-// duration.
+// fingerprints, 1.5 KB of energy histograms and 6.6 KB for the pitch
+// (9 × 0.64 KB of histograms, 0.5 KB of pending estimates, 0.8 KB of
+// buffers) — about 69 KB whatever the duration.
 //
 // An Enroller is not safe for concurrent use: the call's goroutine owns it.
 type Enroller struct {

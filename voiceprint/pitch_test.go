@@ -1,0 +1,65 @@
+package voiceprint
+
+import (
+	"math"
+	"testing"
+)
+
+// harmonic appends n hops of a voiced sound at f0 Hz: harmonics 2 to 8
+// (the telephone band holds no fundamental) with falling amplitudes.
+func harmonic(dst []int16, f0 float64, n int, phase *float64) []int16 {
+	for range n * 80 {
+		var v float64
+		for h := 2; h <= 8; h++ {
+			v += math.Sin(float64(h)**phase) / float64(h)
+		}
+		dst = append(dst, int16(4000*v))
+		*phase += 2 * math.Pi * f0 / 8000
+	}
+	return dst
+}
+
+func TestPitchShift(t *testing.T) {
+	m := shipped(t)
+	cases := []struct {
+		name     string
+		f0a, f0b float64
+		lo, hi   float64 // expected PitchShift range, semitones
+	}{
+		{"one pitch", 140, 140, 0, 0.5},
+		{"a fifth up", 120, 180, 12*math.Log2(1.5) - 0.5, 12*math.Log2(1.5) + 0.5},
+		{"an octave down", 300, 150, 11.5, 12.5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := m.NewEnroller()
+			spk := newSpeaker(m, 9, 0.5)
+			var phase float64
+			for i := 0; i < 1000; i++ {
+				f0 := tc.f0a
+				if i >= 500 {
+					f0 = tc.f0b
+				}
+				e.ObservePCM(harmonic(nil, f0, 1, &phase), true)
+				if err := e.Add(spk.vectors(nil, 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a := e.Authenticity()
+			if a.PitchShift < tc.lo || a.PitchShift > tc.hi {
+				t.Errorf("PitchShift %.2f, want %.2f to %.2f", a.PitchShift, tc.lo, tc.hi)
+			}
+		})
+	}
+	// Noise has no pitch: nothing to compare.
+	e := m.NewEnroller()
+	spk := newSpeaker(m, 9, 0.5)
+	pcm := hops(5, 1000, 3000)
+	for i := 0; i < 1000; i++ {
+		e.ObservePCM(pcm[i*80:(i+1)*80], true)
+		_ = e.Add(spk.vectors(nil, 1))
+	}
+	if a := e.Authenticity(); a.PitchShift != 0 {
+		t.Errorf("noise: PitchShift %.2f, want 0", a.PitchShift)
+	}
+}
