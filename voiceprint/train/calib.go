@@ -1,76 +1,148 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 
+	"github.com/earshot-voice/earshot/eval"
 	"github.com/earshot-voice/earshot/voiceprint"
 	"github.com/earshot-voice/earshot/voiceprint/internal/corpus"
 	"github.com/earshot-voice/earshot/voiceprint/internal/trial"
 )
 
 // calibrate fits, on the held-out calibration corpora, the logistic map of
-// raw scores to similarities, the default threshold (at the EER point) and
-// the authenticity parameters, and records what they measured there.
-func calibrate(def *voiceprint.Definition, m voiceprint.Model, utts []corpus.Utterance) error {
-	v, err := trial.Verify(m, utts, 10, 3)
-	if err != nil {
-		return err
-	}
-	eer, rawT := trial.EER(v.Genuine, v.Impostor)
-	a, b := fitLogistic(v.Genuine, v.Impostor)
-	def.CalibScale, def.CalibOffset = a, b
-	def.Threshold = math.Round(logistic(a*rawT+b)*1000) / 1000
-	logf("calibration: %d genuine, %d impostor trials, EER %.2f%% at raw %.4f; similarity = σ(%.3f·raw%+.3f), threshold %.3f",
-		len(v.Genuine), len(v.Impostor), 100*eer, rawT, a, b, def.Threshold)
-
-	sets, err := trial.Sets(utts, 20)
-	if err != nil {
-		return err
-	}
-	var genC, mixC, genL, loopL []float64
-	for i := range sets {
-		au, err := trial.Authenticity(m, &sets[i])
+// raw scores to similarities, the default threshold (at the EER
+// point) and the authenticity parameters, and records what they measured
+// there. The corpora are measured as earshot eval measures dev (package
+// eval): through the live pipeline, VAD included, with 10 s enrolments
+// and 10 s authenticity collections, so that the calibration fits the
+// scores the service computes.
+func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Model, dirs []string) error {
+	var gen, imp, genL, loopL []float64
+	var genCP, mixCP [][]float64 // speakerFeatures
+	for _, dir := range dirs {
+		c, err := eval.Load(dir)
 		if err != nil {
 			return err
 		}
-		switch sets[i].Kind {
-		case "genuine":
-			genC = append(genC, au.Consistency)
-			genL = append(genL, au.Loop)
-		case "mix":
-			mixC = append(mixC, au.Consistency)
-		case "loop", "loop+noise":
-			loopL = append(loopL, au.Loop)
+		if err := checkSplit(dir, c); err != nil {
+			return err
+		}
+		rep, err := eval.Run(ctx, c, eval.Options{Model: m})
+		if err != nil {
+			return fmt.Errorf("calibration corpus %s: %w", dir, err)
+		}
+		// Authenticity collections of 20 s too, so that the speaker
+		// factor learns how consistency grows with the voice compared.
+		rep20, err := eval.Run(ctx, c, eval.Options{Model: m, EnrolSeconds: 20})
+		if err != nil {
+			return fmt.Errorf("calibration corpus %s: %w", dir, err)
+		}
+		rep.Auth.Collections = append(rep.Auth.Collections, rep20.Auth.Collections...)
+		for _, t := range rep.Trials {
+			if t.Genuine {
+				gen = append(gen, t.Raw)
+			} else {
+				imp = append(imp, t.Raw)
+			}
+		}
+		for _, a := range rep.Auth.Collections {
+			switch a.Kind {
+			case "genuine":
+				genCP = append(genCP, speakerFeatures(a))
+				genL = append(genL, a.Loop)
+			case "mix":
+				mixCP = append(mixCP, speakerFeatures(a))
+			case "loop":
+				loopL = append(loopL, a.Loop)
+			}
 		}
 	}
-	// Consistency: the operating point passes 97 % of the genuine
-	// collections; mixes are rejected as far as that allows.
-	ct := quantile(genC, 0.03)
-	sc := 6 / math.Max(median(genC)-ct, 0.02)
-	def.Auth.ConsistencySlope = round3(sc)
-	def.Auth.ConsistencyMid = round3(ct - math.Log(4)/sc)
+	if len(gen) == 0 || len(imp) == 0 || len(genCP) == 0 || len(mixCP) == 0 || len(loopL) == 0 {
+		return errors.New("calibration corpora gave no trials or collections")
+	}
+	eer, rawT := trial.EER(gen, imp)
+	a, b := fitLogistic(gen, imp)
+	def.CalibScale, def.CalibOffset = a, b
+	def.Threshold = math.Round(logistic(a*rawT+b)*1000) / 1000
+	logf("calibration: %d genuine, %d impostor trials, EER %.2f%% at raw score %.4f; similarity = σ(%.3f·raw%+.3f), threshold %.3f",
+		len(gen), len(imp), 100*eer, rawT, a, b, def.Threshold)
+
+	// Speaker factor: a logistic regression of genuine against mixes on
+	// consistency c, pitch shift Δ, and c·ℓ and ℓ with ℓ = ln(voice/10 s)
+	// (collections of two lengths; classes weighted equally) gives the
+	// direction z = w·x + b; the operating point passes 97 % of the
+	// genuine collections, and the slope puts their median near 1.
+	w, b0 := fitLogisticN(genCP, mixCP)
+	if w[0] <= 0 {
+		return fmt.Errorf("calibration: consistency does not separate genuine from mixed collections (weight %.3f)", w[0])
+	}
+	w[1] = math.Min(w[1], 0) // a larger pitch shift never makes a collection more genuine
+	z := func(x []float64) float64 {
+		s := b0
+		for i, v := range x {
+			s += w[i] * v
+		}
+		return s
+	}
+	var genZ []float64
+	for _, x := range genCP {
+		genZ = append(genZ, z(x))
+	}
+	zt := quantile(genZ, 0.03)
+	k := 6 / math.Max(median(genZ)-zt, 0.02)
+	def.Auth.ConsistencySlope = round3(k * w[0])
+	def.Auth.PitchSlope = round3(-k * w[1])
+	def.Auth.ConsistencyVoiceSlope = round3(k * w[2])
+	def.Auth.VoiceSlope = round3(k * w[3])
+	def.Auth.ConsistencyMid = round3(-(k*(b0-zt) + math.Log(4)) / (k * w[0]))
 	// Loop: loops high, genuine low.
 	lt := separate(loopL, genL)
 	sl := 6 / math.Max(lt-median(genL), 0.02)
 	def.Auth.LoopSlope = round3(sl)
 	def.Auth.LoopMid = round3(lt + math.Log(4)/sl)
 	var mixRej int
-	for _, c := range mixC {
-		if c < ct {
+	for _, x := range mixCP {
+		if z(x) < zt {
 			mixRej++
 		}
 	}
-	logf("authenticity: %d genuine, %d mixes, %d loops; consistency threshold %.3f (genuine median %.3f, mixes below %d/%d), loop threshold %.3f (genuine median %.3f)",
-		len(genC), len(mixC), len(loopL), ct, median(genC), mixRej, len(mixC), lt, median(genL))
+	logf("authenticity: %d genuine, %d mixes, %d loops; speaker factor %+v (mixes below the genuine 3rd percentile %d/%d), loop threshold %.3f (genuine median %.3f)",
+		len(genCP), len(mixCP), len(loopL), def.Auth, mixRej, len(mixCP), lt, median(genL))
 	def.Description = fmt.Sprintf("Telephone-band (300-3400 Hz) speaker model: %d-component diagonal GMM-UBM over %d-dim MFCC "+
 		"(log energy, c1-c%d, deltas, delta-deltas), MAP-adapted means (r=%g), %d nuisance directions projected out, "+
 		"expected log-likelihood-ratio scoring, logistic calibration. EER %.2f%% on a held-out synthetic training split "+
-		"(10 s enrolment, %d genuine / %d impostor trials).",
-		def.Components, def.Dim, def.Dim/3-1, def.Relevance, def.NuisanceRank, 100*eer, len(v.Genuine), len(v.Impostor))
-	def.Measured = fmt.Sprintf("calibration split: EER %.2f%% (%d genuine, %d impostor trials, 10 s enrolment)",
-		100*eer, len(v.Genuine), len(v.Impostor))
+		"(10 s enrolment through the service's pipeline, %d genuine / %d impostor trials).",
+		def.Components, def.Dim, def.Dim/3-1, def.Relevance, def.NuisanceRank, 100*eer, len(gen), len(imp))
+	def.Measured = fmt.Sprintf("calibration split: EER %.2f%% (%d genuine, %d impostor trials, 10 s enrolment, live pipeline)",
+		100*eer, len(gen), len(imp))
+	return nil
+}
+
+// speakerFeatures are the inputs of the speaker factor (see
+// voiceprint.AuthParams): c, Δ, c·ℓ, ℓ with ℓ = ln(voice/10 s).
+func speakerFeatures(a eval.AuthCollection) []float64 {
+	l := math.Log(math.Max(a.VoiceSeconds, 1) / 10)
+	return []float64{a.Consistency, a.PitchShift, a.Consistency * l, l}
+}
+
+// checkSplit refuses a dev or eval corpus.
+func checkSplit(dir string, c *eval.Corpus) error {
+	us, err := corpus.Load(dir)
+	if err != nil {
+		return err
+	}
+	for _, u := range us {
+		if u.Split == "dev" || u.Split == "eval" {
+			return fmt.Errorf("%s: split %q must not calibrate a model", dir, u.Split)
+		}
+	}
+	if len(us) != len(c.Utterances) {
+		return fmt.Errorf("%s: %d utterances read one way, %d the other", dir, len(us), len(c.Utterances))
+	}
 	return nil
 }
 
@@ -125,6 +197,95 @@ func fitLogistic(gen, imp []float64) (a, b float64) {
 		}
 	}
 	return a, b
+}
+
+// fitLogisticN fits p(genuine | x) = σ(w·x + b) by Newton's method on
+// the cross-entropy with the two classes weighted equally and a small
+// ridge (10⁻⁶) on w.
+func fitLogisticN(gen, other [][]float64) (w []float64, b float64) {
+	n := len(gen[0])
+	w = make([]float64, n)
+	wg, wo := 0.5/float64(len(gen)), 0.5/float64(len(other))
+	for it := 0; it < 100; it++ {
+		g := make([]float64, n+1)
+		h := make([][]float64, n+1)
+		for i := range h {
+			h[i] = make([]float64, n+1)
+		}
+		step := func(x []float64, y, wt float64) {
+			f := append(append([]float64(nil), x...), 1)
+			z := b
+			for i, v := range x {
+				z += w[i] * v
+			}
+			p := logistic(z)
+			for i := range f {
+				g[i] += wt * (p - y) * f[i]
+				for j := range f {
+					h[i][j] += wt * p * (1 - p) * f[i] * f[j]
+				}
+			}
+		}
+		for _, x := range gen {
+			step(x, 1, wg)
+		}
+		for _, x := range other {
+			step(x, 0, wo)
+		}
+		for i := 0; i < n; i++ {
+			g[i] += 1e-6 * w[i]
+			h[i][i] += 1e-6
+		}
+		d, ok := solve(h, g)
+		if !ok {
+			break
+		}
+		var moved float64
+		for i := 0; i < n; i++ {
+			w[i] -= d[i]
+			moved += math.Abs(d[i])
+		}
+		b -= d[n]
+		if moved+math.Abs(d[n]) < 1e-10 {
+			break
+		}
+	}
+	return w, b
+}
+
+// solve solves a·x = y (a square) by Gaussian elimination with partial
+// pivoting; a and y are overwritten.
+func solve(a [][]float64, y []float64) ([]float64, bool) {
+	n := len(y)
+	for i := 0; i < n; i++ {
+		p := i
+		for r := i + 1; r < n; r++ {
+			if math.Abs(a[r][i]) > math.Abs(a[p][i]) {
+				p = r
+			}
+		}
+		a[i], a[p] = a[p], a[i]
+		y[i], y[p] = y[p], y[i]
+		if math.Abs(a[i][i]) < 1e-300 {
+			return nil, false
+		}
+		for r := i + 1; r < n; r++ {
+			f := a[r][i] / a[i][i]
+			for c := i; c < n; c++ {
+				a[r][c] -= f * a[i][c]
+			}
+			y[r] -= f * y[i]
+		}
+	}
+	x := make([]float64, n)
+	for i := n - 1; i >= 0; i-- {
+		s := y[i]
+		for c := i + 1; c < n; c++ {
+			s -= a[i][c] * x[c]
+		}
+		x[i] = s / a[i][i]
+	}
+	return x, true
 }
 
 // separate returns the threshold that best separates hi (meant to be at or

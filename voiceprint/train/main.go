@@ -41,6 +41,7 @@ type config struct {
 	floor      float64
 	naps       []int
 	calib      []string
+	from       string
 	opts       features.Options
 }
 
@@ -56,15 +57,19 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&c.floor, "floor", 0.01, "variance floor as a fraction of the global variance")
 	naps := fs.String("nap", "0,10,20,30,40", "candidate numbers of nuisance directions; the calibration split picks one")
 	calib := fs.String("calib", "", "comma-separated held-out corpora (not dev or eval) for calibration and thresholds")
+	fs.StringVar(&c.from, "from", "", "start from this model file's UBM and nuisance projection instead of training them (-corpus, -components, -iters, -final, -max-frames, -floor, -nap and the feature flags are then unused)")
 	fs.BoolVar(&c.opts.NormVariance, "norm-variance", true, "features: variance normalisation too")
 	fs.IntVar(&c.opts.NumCepstra, "cepstra", 13, "features: static coefficients (log energy and c1…)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *dirs == "" {
-		return errors.New("-corpus is required")
+	if *dirs == "" && c.from == "" {
+		return errors.New("-corpus (or -from) is required")
 	}
-	c.corpora = strings.Split(*dirs, ",")
+	if *dirs != "" {
+		c.corpora = strings.Split(*dirs, ",")
+	}
+
 	for _, n := range strings.Split(*naps, ",") {
 		r, err := strconv.Atoi(n)
 		if err != nil || r < 0 {
@@ -88,23 +93,61 @@ type utt struct {
 	vecs []float32
 }
 
-func train(_ context.Context, c config) error {
+func train(ctx context.Context, c config) error {
+	var def *voiceprint.Definition
+	if c.from != "" {
+		b, err := os.ReadFile(c.from)
+		if err != nil {
+			return err
+		}
+		def = &voiceprint.Definition{}
+		if err := def.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("%s: %w", c.from, err)
+		}
+		logf("from %s: %d components, %d nuisance directions", c.from, def.Components, def.NuisanceRank)
+	} else {
+		var err error
+		if def, err = trainBase(c); err != nil {
+			return err
+		}
+	}
+	m, err := compile(def)
+	if err != nil {
+		return err
+	}
+	if err := calibrate(ctx, def, m, c.calib); err != nil {
+		return err
+	}
+	b, err := def.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.out, b, 0o644); err != nil {
+		return err
+	}
+	logf("wrote %s (%d bytes)", c.out, len(b))
+	return nil
+}
+
+// trainBase trains the UBM on the -corpus corpora and the nuisance
+// projection, whose rank the calibration corpora choose.
+func trainBase(c config) (*voiceprint.Definition, error) {
 	opts := c.opts
 	fx, err := features.New(opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dim := fx.Dim()
 	var utts []utt
 	for _, dir := range c.corpora {
 		us, err := load(dir)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, u := range us {
 			v, err := corpus.Features(u, opts)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			utts = append(utts, utt{u, v})
 		}
@@ -150,7 +193,7 @@ func train(_ context.Context, c config) error {
 	}
 	m, err := compile(def)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Nuisance directions: within-speaker scatter of per-utterance
 	// supervectors.
@@ -162,7 +205,7 @@ func train(_ context.Context, c config) error {
 		}
 		e := m.NewEnroller()
 		if err := e.AddVectors(u.vecs); err != nil {
-			return err
+			return nil, err
 		}
 		v := e.Supervector(nil)
 		x := make([]float64, len(v))
@@ -174,7 +217,7 @@ func train(_ context.Context, c config) error {
 	}
 	calib, err := loadAll(c.calib)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The nuisance rank is chosen by the EER on the calibration split.
 	maxRank := slices.Max(c.naps)
@@ -187,11 +230,11 @@ func train(_ context.Context, c config) error {
 			def.Nuisance = append(def.Nuisance, f32(b)...)
 		}
 		if m, err = compile(def); err != nil {
-			return err
+			return nil, err
 		}
 		v, err := trial.Verify(m, calib, 10, 3)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		eer, _ := trial.EER(v.Genuine, v.Impostor)
 		logf("nuisance rank %d: calibration-split EER %.2f%%", r, 100*eer)
@@ -203,21 +246,7 @@ func train(_ context.Context, c config) error {
 	for _, b := range basis[:bestRank] {
 		def.Nuisance = append(def.Nuisance, f32(b)...)
 	}
-	if m, err = compile(def); err != nil {
-		return err
-	}
-	if err := calibrate(def, m, calib); err != nil {
-		return err
-	}
-	b, err := def.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(c.out, b, 0o644); err != nil {
-		return err
-	}
-	logf("wrote %s (%d bytes)", c.out, len(b))
-	return nil
+	return def, nil
 }
 
 func load(dir string) ([]corpus.Utterance, error) {

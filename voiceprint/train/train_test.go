@@ -140,3 +140,18 @@ func TestSeparate(t *testing.T) {
 		})
 	}
 }
+
+func TestFitLogisticN(t *testing.T) {
+	// Genuine ~ N((1, 0), I), other ~ N((−1, 2), I): the log-odds are
+	// 2·x0 − 2·x1 + 2 with equal priors.
+	r := rand.New(rand.NewPCG(7, 8))
+	var gen, other [][]float64
+	for i := 0; i < 20000; i++ {
+		gen = append(gen, []float64{1 + r.NormFloat64(), r.NormFloat64()})
+		other = append(other, []float64{-1 + r.NormFloat64(), 2 + r.NormFloat64()})
+	}
+	w, b := fitLogisticN(gen, other)
+	if math.Abs(w[0]-2) > 0.1 || math.Abs(w[1]+2) > 0.1 || math.Abs(b-2) > 0.15 {
+		t.Errorf("fit σ(%.3f·x0 %+.3f·x1 %+.3f), want σ(2·x0 − 2·x1 + 2)", w[0], w[1], b)
+	}
+}
