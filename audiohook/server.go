@@ -179,11 +179,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"code":"Unavailable","message":"the server is shutting down"}`, http.StatusServiceUnavailable)
 		return
 	}
-	defer h.untrack(c)
-
 	tenantID, authErr := h.authenticate(r)
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
+		h.untrack(c)
 		c.log.Debug("upgrade failed", zap.Error(err))
 		return
 	}
@@ -191,15 +190,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	c.ws, c.tenantID = ws, tenantID
 	c.mu.Unlock()
-	ctx, cancel := context.WithCancel(h.ctx) // not r.Context(): a call outlives nothing but the server
-	defer cancel()
-	if authErr != nil {
-		h.opts.Observer.AudioHookAuthFailed(reasonOf(authErr))
-		c.log.Info("audiohook upgrade unauthorized", zap.String("reason", reasonOf(authErr)))
-		c.sleepUntil(ctx, start.Add(h.opts.AuthFailureDelay))
-		c.unauthorized(ctx)
-	}
-	c.serve(ctx, start)
+	// The connection is hijacked: serve it on a goroutine of its own and
+	// let this one end. The HTTP server's goroutine has grown its stack
+	// through the upgrade (header parsing, the signature check, the key's
+	// lookup in the store), and a goroutine's stack only shrinks at a
+	// garbage collection, which a busy server with a steady heap seldom
+	// runs: thousands of calls kept those stacks for their whole length.
+	go func() {
+		defer h.untrack(c)
+		ctx, cancel := context.WithCancel(h.ctx) // not r.Context(): a call outlives nothing but the server
+		defer cancel()
+		if authErr != nil {
+			h.opts.Observer.AudioHookAuthFailed(reasonOf(authErr))
+			c.log.Info("audiohook upgrade unauthorized", zap.String("reason", reasonOf(authErr)))
+			c.sleepUntil(ctx, start.Add(h.opts.AuthFailureDelay))
+			c.unauthorized(ctx)
+		}
+		c.serve(ctx, start)
+	}()
 }
 
 // authenticate checks the API key and, when the key has a client secret,
