@@ -60,9 +60,13 @@ type Pipeline struct {
 
 	dec, refDec codec.Decimator // 16 kHz input only
 
-	// Decoded samples not yet cut into hops.
-	voice, ref []int16
-	wide       []int16 // 16 kHz staging
+	// Decoded samples not yet cut into hops. At 8 kHz whole hops are
+	// decoded straight into hopVoice and hopRef, so these hold only what
+	// a frame leaves over (less than a hop): a call does not keep a
+	// decoded frame (3.2 KB a leg) for its whole length.
+	voice, ref       []int16
+	wide             []int16 // 16 kHz staging
+	hopVoice, hopRef [hopSamples]int16
 
 	// delay holds the last det.Delay()+1 hops of the voice channel, so
 	// that the VAD's delayed decision meets its hop.
@@ -137,6 +141,16 @@ func (p *Pipeline) SetFeatures(opts features.Options) error {
 // Write processes one frame: whole samples of every channel, interleaved.
 func (p *Pipeline) Write(frame []byte) error {
 	var err error
+	if p.opts.SampleRate == PipelineRate && len(p.voice) == 0 {
+		// Checked first, so that a bad frame changes nothing, as when
+		// the whole frame was decoded before any hop ran.
+		if len(frame)%(p.opts.Channels*p.opts.Encoding.BytesPerSample()) != 0 {
+			return fmt.Errorf("%w: %d bytes of %d-channel %v", codec.ErrPartialFrame, len(frame), p.opts.Channels, p.opts.Encoding)
+		}
+		if frame, err = p.writeHops(frame); err != nil || len(frame) == 0 {
+			return err
+		}
+	}
 	if p.opts.SampleRate == PipelineRate {
 		if p.voice, err = codec.AppendDecodeChannel(p.opts.Encoding, p.voice, frame, p.opts.Channels, p.opts.Voice); err != nil {
 			return err
@@ -169,6 +183,28 @@ func (p *Pipeline) Write(frame []byte) error {
 		p.ref = p.ref[:copy(p.ref, p.ref[n:])]
 	}
 	return nil
+}
+
+// writeHops decodes and processes the whole hops at the start of an
+// 8 kHz frame, one at a time, and returns the rest of the frame.
+func (p *Pipeline) writeHops(frame []byte) ([]byte, error) {
+	step := hopSamples * p.opts.Channels * p.opts.Encoding.BytesPerSample()
+	for ; len(frame) >= step; frame = frame[step:] {
+		v, err := codec.AppendDecodeChannel(p.opts.Encoding, p.hopVoice[:0], frame[:step], p.opts.Channels, p.opts.Voice)
+		if err != nil {
+			return nil, err
+		}
+		var ref []int16
+		if p.opts.Reference >= 0 {
+			if ref, err = codec.AppendDecodeChannel(p.opts.Encoding, p.hopRef[:0], frame[:step], p.opts.Channels, p.opts.Reference); err != nil {
+				return nil, err
+			}
+		}
+		if err := p.hop(v, ref); err != nil {
+			return nil, err
+		}
+	}
+	return frame, nil
 }
 
 func (p *Pipeline) refHop(n int) []int16 {

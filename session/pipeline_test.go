@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -92,6 +93,49 @@ func TestPipelineChunkingDoesNotMatter(t *testing.T) {
 	}
 	if whole.hops != 400 || whole.voiced == 0 || whole.voiced == whole.hops || whole.vectors == 0 {
 		t.Errorf("pipeline result %+v: want 400 hops, some but not all voiced, features", whole)
+	}
+
+	// Stereo: whole hops are decoded leg by leg straight from the frame,
+	// the rest goes through the carry-over; both must agree.
+	stereo := make([]int16, 0, 2*len(pcm))
+	for i, v := range pcm {
+		stereo = append(stereo, v, pcm[(i+1234)%len(pcm)]/4) // an echo-like agent leg
+	}
+	runStereo := func(sizes []int) recordingSink {
+		p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s recordingSink
+		p.SetSink(&s)
+		for _, f := range mulawFrames(stereo, sizes) {
+			if err := p.Write(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Flush()
+		return s
+	}
+	wholeStereo := runStereo([]int{3200})
+	for _, sizes := range [][]int{{2}, {14, 666, 160, 3202}} {
+		if got := runStereo(sizes); got != wholeStereo {
+			t.Errorf("stereo frames of %v: %+v, want %+v", sizes, got, wholeStereo)
+		}
+	}
+}
+
+// A frame that is not whole samples of every channel is refused before
+// any of it is analysed.
+func TestPipelinePartialFrame(t *testing.T) {
+	p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(make([]byte, 3201)); !errors.Is(err, codec.ErrPartialFrame) {
+		t.Fatalf("err = %v, want ErrPartialFrame", err)
+	}
+	if p.Hops() != 0 {
+		t.Fatalf("%d hops analysed from a refused frame", p.Hops())
 	}
 }
 
