@@ -34,12 +34,10 @@ type Detector struct {
 	sm  smoother
 	dec *decimator // 16 kHz input only
 
-	// reference channel (echo suppression)
+	// reference channel (echo suppression); hasRef once a stream has
+	// given one
 	hasRef bool
-	refFe  frontEnd
-	refTr  tracker
-	refDec *decimator
-	echo   echoEstimator
+	ref    *reference
 
 	x    [frame8k]float64
 	p    [numBands]float64
@@ -69,14 +67,43 @@ func newWithConfig(opts Options, c config) (*Detector, error) {
 	}
 	d := &Detector{cfg: c, rate: rate}
 	d.cl.init(&d.cfg)
-	d.refTr.init(&d.cfg)
 	d.sm.c = &d.cfg
-	d.echo.c = &d.cfg
 	if rate == 16000 {
-		d.dec, d.refDec = newDecimator(), newDecimator()
+		d.dec = newDecimator()
 	}
 	d.Reset()
 	return d, nil
+}
+
+// reference is the state of the reference channel: made by the first
+// frame given with a reference, so that a detector of a mono stream does
+// not carry it (about 6 KB: a front end, a noise tracker and the echo
+// estimator's history).
+type reference struct {
+	fe   frontEnd
+	tr   tracker
+	dec  *decimator // 16 kHz input only
+	echo echoEstimator
+}
+
+func (d *Detector) newReference() *reference {
+	r := &reference{}
+	r.tr.init(&d.cfg)
+	r.echo.c = &d.cfg
+	if d.rate == 16000 {
+		r.dec = newDecimator()
+	}
+	r.reset()
+	return r
+}
+
+func (r *reference) reset() {
+	r.fe.reset()
+	r.tr.reset()
+	r.echo.reset()
+	if r.dec != nil {
+		r.dec.reset()
+	}
 }
 
 // Reset forgets the stream: noise estimates, echo path, pending decisions
@@ -89,14 +116,13 @@ func (d *Detector) Reset() {
 // restart forgets the stream but keeps the counters.
 func (d *Detector) restart() {
 	d.fe.reset()
-	d.refFe.reset()
 	d.cl.reset()
-	d.refTr.reset()
 	d.sm.reset()
-	d.echo.reset()
+	if d.ref != nil {
+		d.ref.reset()
+	}
 	if d.dec != nil {
 		d.dec.reset()
-		d.refDec.reset()
 	}
 	d.hasRef = false
 	d.seen = 0
@@ -164,15 +190,19 @@ func (d *Detector) ProcessWithReference(frame, ref []int16) (bool, error) {
 	if len(frame) != d.FrameSize() || len(ref) != len(frame) {
 		return false, ErrFrameSize
 	}
-	d.load(ref, d.refDec, &d.refFe)
+	if d.ref == nil {
+		d.ref = d.newReference()
+	}
+	r := d.ref
+	d.load(ref, r.dec, &r.fe)
 	// The echo model needs the reference's power envelope, not its
 	// detail: analysing the reference every other frame (a 16 ms window
 	// every 20 ms) and holding the result costs nothing measurable in F1
 	// and a quarter of the time.
 	if d.seen%2 == 0 || !d.hasRef {
-		d.refFe.bands(&d.rp)
-		d.refTr.track(&d.rp)
-		d.refTr.excess(&d.rp, &d.rx)
+		r.fe.bands(&d.rp)
+		r.tr.track(&d.rp)
+		r.tr.excess(&d.rp, &d.rx)
 	}
 	d.hasRef = true
 	d.load(frame, d.dec, &d.fe)
@@ -190,7 +220,7 @@ func (d *Detector) classifyWithEcho() (voiced, weak bool) {
 	} else {
 		d.xx = [numBands]float64{}
 	}
-	d.echo.update(&d.rx, &d.xx, &d.ech)
+	d.ref.echo.update(&d.rx, &d.xx, &d.ech)
 	return d.cl.frame(&d.p, &d.ech)
 }
 
