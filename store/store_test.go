@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"os"
@@ -257,6 +258,64 @@ func TestSessionRecords(t *testing.T) {
 		active, err := s.ActiveSessions(ctx)
 		if err != nil || len(active) != 1 || active[0].ID != dup.ID {
 			t.Errorf("ActiveSessions = %+v, %v", active, err)
+		}
+	})
+}
+
+// TestUpdateProgress writes a batch of progress in one call: live
+// sessions take it, a finished one and an unknown id are left alone.
+func TestUpdateProgress(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open func() *store.Store) {
+		s, ctx := open(), t.Context()
+		if err := s.Initialise(ctx, initialRecords()); err != nil {
+			t.Fatal(err)
+		}
+		as := session.AudioSettings{ID: "11111111-1111-4111-8111-111111111111", TenantID: "default", Protocol: "audiohook",
+			Format: "raw", Codec: "mulaw", SampleRate: 8000, Channels: 1, Channel: "external", CreatedAt: t0}
+		if err := s.CreateAudioSettings(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{"22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333", "44444444-4444-4444-8444-444444444444"}
+		var sessions []session.Session
+		for i, id := range ids {
+			r := session.Session{ID: id, TenantID: "default", Kind: session.KindRegister, AudioSettingsID: as.ID,
+				AuthenticityThreshold: 0.8, AudioTotalDuration: 30, CallID: fmt.Sprintf("call-%d", i), ModelHash: "abc",
+				State: session.StateProcessingAudio, CreatedAt: t0, UpdatedAt: t0}
+			if err := s.CreateSession(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			sessions = append(sessions, r)
+		}
+		done := sessions[2]
+		done.State, done.Result = session.StateSuccess, &session.Result{Credential: "cred", Authenticity: 1, VoiceAudioCollected: 9}
+		done.Progress, done.UpdatedAt = &session.Progress{AudioSeconds: 30, VADPercentage: 50}, t0.Add(time.Minute)
+		if err := s.UpdateSession(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+		batch := make([]session.Session, 0, 4)
+		for i, r := range sessions {
+			r.Progress, r.UpdatedAt = &session.Progress{AudioSeconds: float64(i + 1), VADPercentage: 10 * float64(i+1)}, t0.Add(2*time.Minute)
+			batch = append(batch, r)
+		}
+		unknown := batch[0]
+		unknown.ID = "55555555-5555-4555-8555-555555555555"
+		batch = append(batch, unknown)
+		if err := s.UpdateProgress(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids[:2] {
+			got, err := s.Session(ctx, "default", id)
+			if err != nil || got.Progress == nil || *got.Progress != *batch[i].Progress || !got.UpdatedAt.Equal(t0.Add(2*time.Minute)) ||
+				got.State != session.StateProcessingAudio {
+				t.Errorf("session %d after the batch: %+v, %v", i, got, err)
+			}
+		}
+		got, err := s.Session(ctx, "default", ids[2])
+		if err != nil || *got.Progress != *done.Progress || got.State != session.StateSuccess || !got.UpdatedAt.Equal(done.UpdatedAt) {
+			t.Errorf("finished session after the batch: %+v, %v", got, err)
+		}
+		if err := s.UpdateProgress(ctx, nil); err != nil {
+			t.Errorf("empty batch: %v", err)
 		}
 	})
 }
