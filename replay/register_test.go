@@ -173,6 +173,21 @@ func newFakeEarshot(t *testing.T) (*fakeEarshot, string) {
 	return f, "ws" + strings.TrimPrefix(srv.URL, "http") // no path: /v1/audiohook is implied
 }
 
+// runFast runs o against a fake server, polling sessions every millisecond.
+func runFast(t *testing.T, o Options) *Summary {
+	t.Helper()
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.timing.poll = time.Millisecond
+	s, err := r.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestRegister(t *testing.T) {
 	dir := t.TempDir()
 	mono := writeWAV(t, dir, "mono.wav", codec.Format{Encoding: codec.L16, SampleRate: 8000, Channels: 1}, tone(8000, 8000, 440, 6000))
@@ -180,15 +195,7 @@ func TestRegister(t *testing.T) {
 
 	t.Run("every session reaches SUCCESS", func(t *testing.T) {
 		f, url := newFakeEarshot(t)
-		r, err := New(Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono, stereo}, Calls: 6, Register: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.timing.poll = time.Millisecond
-		s, err := r.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := runFast(t, Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono, stereo}, Calls: 6, Register: true})
 		if s.Calls.Completed != 6 || s.Sessions.Created != 6 || s.Sessions.ByState[stateSuccess] != 6 || len(s.Problems()) != 0 {
 			t.Fatalf("calls %+v sessions %+v problems %v errors %+v", s.Calls, s.Sessions, s.Problems(), s.Errors)
 		}
@@ -220,16 +227,8 @@ func TestRegister(t *testing.T) {
 	t.Run("a share of the calls register", func(t *testing.T) {
 		f, url := newFakeEarshot(t)
 		f.allowBare = true
-		r, err := New(Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono}, Calls: 10,
+		s := runFast(t, Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono}, Calls: 10,
 			Register: true, RegisterShare: 0.2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.timing.poll = time.Millisecond
-		s, err := r.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
 		if s.Calls.Completed != 10 || s.Sessions.Created != 2 || s.Sessions.ByState[stateSuccess] != 2 || len(s.Problems()) != 0 ||
 			s.Settings.RegisterShare != 0.2 {
 			t.Fatalf("calls %+v sessions %+v problems %v", s.Calls, s.Sessions, s.Problems())
@@ -244,16 +243,8 @@ func TestRegister(t *testing.T) {
 	t.Run("a session the server refuses", func(t *testing.T) {
 		f, url := newFakeEarshot(t)
 		f.conflictFor = 2
-		r, err := New(Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono}, Calls: 3, Concurrency: 1,
+		s := runFast(t, Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono}, Calls: 3, Concurrency: 1,
 			Register: true, AudioTotalDuration: 2 * time.Second, ModelHash: "chosen"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.timing.poll = time.Millisecond
-		s, err := r.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
 		// One call never streams; the other two stream 1 s of the 2 s the
 		// sessions asked for, and fail.
 		if s.Calls.FailedByKind["api_session_409"] != 1 || s.Calls.Completed != 2 || s.Sessions.Created != 2 ||

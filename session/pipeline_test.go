@@ -68,58 +68,51 @@ func mulawFrames(pcm []int16, sizes []int) [][]byte {
 	return frames
 }
 
+// TestPipelineChunkingDoesNotMatter: whole hops are decoded leg by leg
+// straight from a frame and the rest goes through the carry-over; the
+// result must not depend on how the stream is cut into frames.
 func TestPipelineChunkingDoesNotMatter(t *testing.T) {
 	pcm := speechLike(4, 8000)
-	run := func(sizes []int) recordingSink {
-		p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s recordingSink
-		p.SetSink(&s)
-		for _, f := range mulawFrames(pcm, sizes) {
-			if err := p.Write(f); err != nil {
-				t.Fatal(err)
-			}
-		}
-		p.Flush()
-		return s
-	}
-	whole := run([]int{1600})
-	for _, sizes := range [][]int{{160}, {1}, {7, 333, 80, 1601}, {32000}} {
-		if got := run(sizes); got != whole {
-			t.Errorf("frames of %v: %+v, want %+v", sizes, got, whole)
-		}
-	}
-	if whole.hops != 400 || whole.voiced == 0 || whole.voiced == whole.hops || whole.vectors == 0 {
-		t.Errorf("pipeline result %+v: want 400 hops, some but not all voiced, features", whole)
-	}
-
-	// Stereo: whole hops are decoded leg by leg straight from the frame,
-	// the rest goes through the carry-over; both must agree.
 	stereo := make([]int16, 0, 2*len(pcm))
 	for i, v := range pcm {
 		stereo = append(stereo, v, pcm[(i+1234)%len(pcm)]/4) // an echo-like agent leg
 	}
-	runStereo := func(sizes []int) recordingSink {
-		p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s recordingSink
-		p.SetSink(&s)
-		for _, f := range mulawFrames(stereo, sizes) {
-			if err := p.Write(f); err != nil {
+	mono := PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1}
+	both := PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1}
+	tests := []struct {
+		name    string
+		opts    PipelineOptions
+		samples []int16
+		whole   int // bytes of a 200 ms frame
+		sizes   [][]int
+	}{
+		{"mono", mono, pcm, 1600, [][]int{{160}, {1}, {7, 333, 80, 1601}, {32000}}},
+		{"stereo", both, stereo, 3200, [][]int{{2}, {14, 666, 160, 3202}}},
+	}
+	for _, tt := range tests {
+		run := func(sizes []int) recordingSink {
+			p, err := NewPipeline(tt.opts)
+			if err != nil {
 				t.Fatal(err)
 			}
+			var s recordingSink
+			p.SetSink(&s)
+			for _, f := range mulawFrames(tt.samples, sizes) {
+				if err := p.Write(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.Flush()
+			return s
 		}
-		p.Flush()
-		return s
-	}
-	wholeStereo := runStereo([]int{3200})
-	for _, sizes := range [][]int{{2}, {14, 666, 160, 3202}} {
-		if got := runStereo(sizes); got != wholeStereo {
-			t.Errorf("stereo frames of %v: %+v, want %+v", sizes, got, wholeStereo)
+		whole := run([]int{tt.whole})
+		if whole.hops != 400 || whole.voiced == 0 || whole.voiced == whole.hops || whole.vectors == 0 {
+			t.Errorf("%s: pipeline result %+v: want 400 hops, some but not all voiced, features", tt.name, whole)
+		}
+		for _, sizes := range tt.sizes {
+			if got := run(sizes); got != whole {
+				t.Errorf("%s: frames of %v: %+v, want %+v", tt.name, sizes, got, whole)
+			}
 		}
 	}
 }
