@@ -63,7 +63,8 @@ type Pipeline struct {
 	// Decoded samples not yet cut into hops. At 8 kHz whole hops are
 	// decoded straight into hopVoice and hopRef, so these hold only what
 	// a frame leaves over (less than a hop): a call does not keep a
-	// decoded frame (3.2 KB a leg) for its whole length.
+	// decoded frame (3.2 KB a leg) for its whole length. At 16 kHz they
+	// hold the decimated frame.
 	voice, ref       []int16
 	wide             []int16 // 16 kHz staging
 	hopVoice, hopRef [hopSamples]int16
@@ -140,37 +141,19 @@ func (p *Pipeline) SetFeatures(opts features.Options) error {
 
 // Write processes one frame: whole samples of every channel, interleaved.
 func (p *Pipeline) Write(frame []byte) error {
-	var err error
-	if p.opts.SampleRate == PipelineRate && len(p.voice) == 0 {
-		// Checked first, so that a bad frame changes nothing, as when
-		// the whole frame was decoded before any hop ran.
-		if len(frame)%(p.opts.Channels*p.opts.Encoding.BytesPerSample()) != 0 {
-			return fmt.Errorf("%w: %d bytes of %d-channel %v", codec.ErrPartialFrame, len(frame), p.opts.Channels, p.opts.Encoding)
-		}
-		if frame, err = p.writeHops(frame); err != nil || len(frame) == 0 {
-			return err
-		}
-	}
 	if p.opts.SampleRate == PipelineRate {
-		if p.voice, err = codec.AppendDecodeChannel(p.opts.Encoding, p.voice, frame, p.opts.Channels, p.opts.Voice); err != nil {
+		return p.write8k(frame)
+	}
+	var err error
+	if p.wide, err = codec.AppendDecodeChannel(p.opts.Encoding, p.wide[:0], frame, p.opts.Channels, p.opts.Voice); err != nil {
+		return err
+	}
+	p.voice = p.dec.Append(p.voice, p.wide)
+	if p.opts.Reference >= 0 {
+		if p.wide, err = codec.AppendDecodeChannel(p.opts.Encoding, p.wide[:0], frame, p.opts.Channels, p.opts.Reference); err != nil {
 			return err
 		}
-		if p.opts.Reference >= 0 {
-			if p.ref, err = codec.AppendDecodeChannel(p.opts.Encoding, p.ref, frame, p.opts.Channels, p.opts.Reference); err != nil {
-				return err
-			}
-		}
-	} else {
-		if p.wide, err = codec.AppendDecodeChannel(p.opts.Encoding, p.wide[:0], frame, p.opts.Channels, p.opts.Voice); err != nil {
-			return err
-		}
-		p.voice = p.dec.Append(p.voice, p.wide)
-		if p.opts.Reference >= 0 {
-			if p.wide, err = codec.AppendDecodeChannel(p.opts.Encoding, p.wide[:0], frame, p.opts.Channels, p.opts.Reference); err != nil {
-				return err
-			}
-			p.ref = p.refDec.Append(p.ref, p.wide)
-		}
+		p.ref = p.refDec.Append(p.ref, p.wide)
 	}
 	n := 0
 	for ; n+hopSamples <= len(p.voice); n += hopSamples {
@@ -185,26 +168,59 @@ func (p *Pipeline) Write(frame []byte) error {
 	return nil
 }
 
-// writeHops decodes and processes the whole hops at the start of an
-// 8 kHz frame, one at a time, and returns the rest of the frame.
-func (p *Pipeline) writeHops(frame []byte) ([]byte, error) {
-	step := hopSamples * p.opts.Channels * p.opts.Encoding.BytesPerSample()
+// write8k processes an 8 kHz frame: it completes the hop the previous
+// frame left over, decodes the whole hops that follow straight from the
+// frame, one at a time, and carries the rest (less than a hop). A frame
+// that is not whole samples of every channel is refused before any of it
+// is analysed.
+func (p *Pipeline) write8k(frame []byte) error {
+	bps := p.opts.Channels * p.opts.Encoding.BytesPerSample()
+	if len(frame)%bps != 0 {
+		return fmt.Errorf("%w: %d bytes of %d-channel %v", codec.ErrPartialFrame, len(frame), p.opts.Channels, p.opts.Encoding)
+	}
+	if len(p.voice) > 0 {
+		n := min(hopSamples-len(p.voice), len(frame)/bps) * bps
+		if err := p.carry(frame[:n]); err != nil {
+			return err
+		}
+		frame = frame[n:]
+		if len(p.voice) < hopSamples {
+			return nil
+		}
+		if err := p.hop(p.voice, p.refHop(0)); err != nil {
+			return err
+		}
+		p.voice, p.ref = p.voice[:0], p.ref[:0]
+	}
+	step := hopSamples * bps
 	for ; len(frame) >= step; frame = frame[step:] {
 		v, err := codec.AppendDecodeChannel(p.opts.Encoding, p.hopVoice[:0], frame[:step], p.opts.Channels, p.opts.Voice)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var ref []int16
 		if p.opts.Reference >= 0 {
 			if ref, err = codec.AppendDecodeChannel(p.opts.Encoding, p.hopRef[:0], frame[:step], p.opts.Channels, p.opts.Reference); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if err := p.hop(v, ref); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return frame, nil
+	return p.carry(frame)
+}
+
+// carry decodes b, less than a hop of 8 kHz frames, onto the samples
+// carried over.
+func (p *Pipeline) carry(b []byte) (err error) {
+	if p.voice, err = codec.AppendDecodeChannel(p.opts.Encoding, p.voice, b, p.opts.Channels, p.opts.Voice); err != nil {
+		return err
+	}
+	if p.opts.Reference >= 0 {
+		p.ref, err = codec.AppendDecodeChannel(p.opts.Encoding, p.ref, b, p.opts.Channels, p.opts.Reference)
+	}
+	return err
 }
 
 func (p *Pipeline) refHop(n int) []int16 {
