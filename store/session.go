@@ -73,14 +73,11 @@ func (s *Store) Session(ctx context.Context, tenantID, id string) (session.Sessi
 
 // UpdateSession implements session.Store.
 func (s *Store) UpdateSession(ctx context.Context, r session.Session) error {
+	audioSeconds, vad := progressColumns(r.Progress)
 	var (
-		audioSeconds, vad, authenticity, voice, score sql.NullFloat64
-		credential, code, message, decision           sql.NullString
+		authenticity, voice, score          sql.NullFloat64
+		credential, code, message, decision sql.NullString
 	)
-	if p := r.Progress; p != nil {
-		audioSeconds = sql.NullFloat64{Float64: p.AudioSeconds, Valid: true}
-		vad = sql.NullFloat64{Float64: p.VADPercentage, Valid: true}
-	}
 	if res := r.Result; res != nil {
 		credential = sql.NullString{String: res.Credential, Valid: true}
 		authenticity = sql.NullFloat64{Float64: res.Authenticity, Valid: true}
@@ -112,6 +109,15 @@ func (s *Store) UpdateSession(ctx context.Context, r session.Session) error {
 	return session.ErrNotActive
 }
 
+// progressColumns are the audio_seconds and vad_percentage of p, NULL
+// before the first frame.
+func progressColumns(p *session.Progress) (audioSeconds, vad sql.NullFloat64) {
+	if p == nil {
+		return
+	}
+	return sql.NullFloat64{Float64: p.AudioSeconds, Valid: true}, sql.NullFloat64{Float64: p.VADPercentage, Valid: true}
+}
+
 // progressUpdate writes a live session's progress; a session no longer
 // processing matches no row.
 const progressUpdate = `UPDATE sessions SET updated_at = $1, audio_seconds = $2, vad_percentage = $3
@@ -132,11 +138,7 @@ func (s *Store) UpdateProgress(ctx context.Context, ss []session.Session) error 
 		txst := tx.StmtContext(ctx, st)
 		defer txst.Close()
 		for _, r := range ss {
-			var audioSeconds, vad sql.NullFloat64
-			if p := r.Progress; p != nil {
-				audioSeconds = sql.NullFloat64{Float64: p.AudioSeconds, Valid: true}
-				vad = sql.NullFloat64{Float64: p.VADPercentage, Valid: true}
-			}
+			audioSeconds, vad := progressColumns(r.Progress)
 			if _, err := txst.ExecContext(ctx, millis(r.UpdatedAt), audioSeconds, vad, r.ID, r.TenantID,
 				string(session.StateProcessingAudio)); err != nil {
 				return err
