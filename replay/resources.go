@@ -138,7 +138,6 @@ type serverWatch struct {
 
 	mu          sync.Mutex
 	first, last serverSample
-	n           int
 	peakStreams int64
 	rssAtPeak   float64
 	history     []point // every sample, for the plateau
@@ -197,8 +196,8 @@ func startServerWatch(ctx context.Context, url string, active func() int64) (*se
 	if err != nil {
 		return nil, fmt.Errorf("replay: server metrics %s: %w", url, err)
 	}
-	w.first, w.last, w.n = s, s, 1
-	w.history = append(w.history, point{at: s.at, cpu: s.cpu, streams: int64(s.streams)})
+	w.first = s
+	w.record(s)
 	go w.loop(ctx)
 	return w, nil
 }
@@ -248,6 +247,12 @@ func (w *serverWatch) sample(ctx context.Context) {
 		w.errors++
 		return
 	}
+	w.record(s)
+}
+
+// record keeps a sample: the latest, the peak of streams, the plateau's
+// history. The caller holds w.mu, or is the only goroutine.
+func (w *serverWatch) record(s serverSample) {
 	streams := int64(s.streams)
 	if !s.hasStreams {
 		streams = w.active()
@@ -257,7 +262,6 @@ func (w *serverWatch) sample(ctx context.Context) {
 	}
 	w.history = append(w.history, point{at: s.at, cpu: s.cpu, streams: streams})
 	w.last = s
-	w.n++
 }
 
 // finish takes the last sample and returns the figures; audioSeconds is
@@ -272,7 +276,7 @@ func (w *serverWatch) finish(ctx context.Context, audioSeconds float64) *Server 
 	s := &Server{URL: w.url, CPUSeconds: w.last.cpu - w.first.cpu, RSSBeforeMiB: w.first.rss / mib,
 		PeakStreams: w.peakStreams, RSSAtPeakMiB: w.rssAtPeak / mib,
 		FramesReceived: int64(w.last.framesRecv - w.first.framesRecv), FramesDropped: int64(w.last.framesDrop - w.first.framesDrop),
-		Samples: w.n, ScrapeErrors: w.errors, ScrapeError: w.firstError}
+		Samples: len(w.history), ScrapeErrors: w.errors, ScrapeError: w.firstError}
 	if audioSeconds > 0 {
 		s.MSPerCallSecond = 1000 * s.CPUSeconds / audioSeconds
 	}
