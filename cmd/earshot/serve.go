@@ -54,14 +54,18 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer st.Close()
 	log.Info("store open", zap.String("backend", st.Backend()))
-	if _, err := auth.Bootstrap(ctx, st, mk, log); err != nil {
+	creds, err := auth.Bootstrap(ctx, st, mk, log)
+	if err != nil {
 		return err
 	}
-	// A first start hashed the admin password with Argon2id (64 MiB). The
-	// heap is otherwise small at this point, and a serving process may
-	// not collect again for minutes: give that memory back now, so that
-	// resident memory says what the calls cost.
-	debug.FreeOSMemory()
+	if creds != nil {
+		// This first start hashed the admin password with Argon2id
+		// (64 MiB). The heap is otherwise small at this point, and a
+		// serving process may not collect again for minutes: give that
+		// memory back now, so that resident memory says what the calls
+		// cost.
+		debug.FreeOSMemory()
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
