@@ -203,8 +203,9 @@ func (c *call) play(ctx context.Context) (outcome, bool) {
 		ANIName: "replay", DNIS: "+15550100"}
 	octx, cancel := context.WithTimeout(ctx, c.r.timing.open)
 	t1 := time.Now()
+	offered := offer(o.Offer)
 	opened, m, err := cl.Open(octx, audiohook.OpenParameters{OrganizationID: o.OrganizationID, ConversationID: c.callID,
-		Participant: participant, Media: offer(o.Offer), Language: "en-US"})
+		Participant: participant, Media: offered, Language: "en-US"})
 	cancel()
 	if err != nil {
 		switch {
@@ -230,7 +231,7 @@ func (c *call) play(ctx context.Context) (outcome, bool) {
 		<-c.readerDone
 	}()
 
-	layout, err := layoutOf(opened.Media, offer(o.Offer))
+	layout, err := layoutOf(opened.Media, offered)
 	if err != nil {
 		st.count(st.media, "not_offered")
 		// As the reference client: error 400, then close "error".
