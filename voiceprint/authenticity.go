@@ -6,13 +6,16 @@ import "math"
 // one live speaker of usable quality, with the measurements behind it.
 //
 // What it measures:
-//   - Consistency: the collection is cut into time segments of equal voice
-//     (2.5 s at first, doubling whenever eight are complete, so 4 to 8 of
-//     them and a partial one); at every segment boundary with at least a
-//     quarter of the voice on each side, the speaker model (MAP mean
-//     offsets, nuisance-projected) of the audio before it is compared
-//     (cosine) with that of the audio after it, and the lowest cosine is
-//     kept. A collection in which the speaker changes scores low.
+//   - Consistency: the collection is cut into time segments of voice (1 s
+//     at first; when twelve are complete, neighbours merge and later
+//     segments are twice as long, so a 10 s collection has a boundary
+//     every second); at every segment boundary with at least 2.5 s of
+//     voice on each side, the speaker model (MAP mean offsets,
+//     nuisance-projected) of the audio before it is compared (cosine)
+//     with that of the audio after it, and the lowest cosine is kept. A
+//     collection in which the speaker changes scores low, and the fine
+//     boundaries find the change even when the second speaker holds only
+//     the last 3 s.
 //   - PitchShift: at the same boundaries, the median voice pitch (F0 by
 //     normalised autocorrelation of every voiced 10 ms hop, periodic hops
 //     only) before and after, when each side has at least 0.5 s of
@@ -43,8 +46,8 @@ import "math"
 // or alternating with the first, is diluted, and two voices of similar
 // pitch and timbre (in these tests, variants of one synthesiser) are
 // often taken for one.
-// With less than 3.75 s of voice (one 2.5 s segment and less than half of
-// the next) there is nothing to compare and Consistency is 1 (Segments < 2).
+// With less than 5 s of voice (2.5 s each side) there is nothing to
+// compare: Consistency is 1 and PitchShift 0.
 // The loop check needs 2.3 s of voice (a 0.3 s lag and 2 s compared).
 type Authenticity struct {
 	// Score is the overall confidence, 0 to 1.
@@ -57,7 +60,7 @@ type Authenticity struct {
 	// nothing could be compared).
 	PitchShift float64
 	// Segments is the number of time segments the collection was cut
-	// into (the partial last one counted when at least half full).
+	// into (the partial last one included).
 	Segments int
 	// SNRdB is the estimated signal-to-noise ratio, −10 to 60 dB.
 	SNRdB float64

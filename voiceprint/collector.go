@@ -8,12 +8,17 @@ import (
 const (
 	// blockSlots bounds the completed time segments kept for the
 	// consistency check; when they are all full, neighbours merge pairwise
-	// and segments double in length, so a collection of any length ends
-	// with 4 to 8 completed segments of equal length and a partial one. The
+	// and later segments are twice as long, so a collection of any length
+	// ends with 6 to 12 completed segments and a partial one. The
 	// segments' statistics are the collection's statistics: their sum.
-	blockSlots = 8
-	// firstBlockFrames is the initial segment length: 2.5 s of voice.
-	firstBlockFrames = 250
+	blockSlots = 12
+	// firstBlockFrames is the initial segment length: 1 s of voice, the
+	// resolution at which the consistency check places a change of
+	// speaker in collections of up to 12 s.
+	firstBlockFrames = 100
+	// minSideFrames is the voice each side of a compared segment boundary
+	// must hold: 2.5 s. Less gives too noisy a speaker model.
+	minSideFrames = 250
 	// ringFrames is how many of the latest voiced frames the loop detector
 	// remembers: 20.48 s of voice.
 	ringFrames = 2048
@@ -517,20 +522,21 @@ func (c *collector) loop() (frac float64, lag int) {
 const pitchMinFrames = 50
 
 // consistency looks for a change of speaker: for every boundary between
-// two time segments it computes the whitened MAP mean offsets of the audio
-// before and after it, projected away from the nuisance directions, and
-// their cosine, and the median pitch of each side. It returns the lowest
-// cosine, the largest difference of median pitch in semitones (0 when no
-// boundary has pitchMinFrames estimates each side) and the number of
-// segments. With fewer than two segments of at least half the segment
-// length it returns 1, 0: too little voice to compare.
+// two time segments with at least minSideFrames of voice on each side it
+// computes the whitened MAP mean offsets of the audio before and after
+// it, projected away from the nuisance directions, and their cosine, and
+// the median pitch of each side. It returns the lowest cosine, the
+// largest difference of median pitch in semitones (0 when no boundary has
+// pitchMinFrames estimates each side) and the number of segments (the
+// partial last one included). With less than 2·minSideFrames of voice it
+// returns 1, 0: too little voice to compare.
 func (c *collector) consistency() (cons, shift float64, segs int) {
 	g := c.m.g
 	nb := c.nDone
-	if c.cur.frames >= c.blockLen/2 {
+	if c.cur.frames > 0 {
 		nb++ // the partial segment stands alone
 	}
-	if nb < 2 {
+	if c.frames < 2*minSideFrames {
 		return 1, 0, nb
 	}
 	var preP, postP [pitchBins]uint32
@@ -552,8 +558,8 @@ func (c *collector) consistency() (cons, shift float64, segs int) {
 		for j := range preP {
 			preP[j] += c.doneP[b][j] // b+1 < nb ≤ nDone+1: a completed segment
 		}
-		if 4*pre.frames < c.frames || 4*(c.frames-pre.frames) < c.frames {
-			continue // each side must hold a quarter of the voice
+		if pre.frames < minSideFrames || c.frames-pre.frames < minSideFrames {
+			continue
 		}
 		postP = c.curP
 		for j := b + 1; j < c.nDone; j++ {

@@ -13,10 +13,10 @@ import (
 // Add and ObservePCM allocate nothing and cost a few microseconds per
 // frame (see the benchmarks). Memory per live Enroller, for the shipped
 // 64-component, 39-dimension model: 10.2 KB of statistics for the segment
-// being filled, 8 × 5.2 KB for completed segments (binary16), 8 KB of
-// fingerprints, 1.5 KB of energy histograms and 6.6 KB for the pitch
-// (9 × 0.64 KB of histograms, 0.5 KB of pending estimates, 0.8 KB of
-// buffers) — about 69 KB whatever the duration.
+// being filled, 12 × 5.2 KB for completed segments (binary16), 8 KB of
+// fingerprints, 1.5 KB of energy histograms and 9.6 KB for the pitch
+// (13 × 0.64 KB of histograms, 0.5 KB of pending estimates, 0.8 KB of
+// buffers) — about 92 KB whatever the duration.
 //
 // An Enroller is not safe for concurrent use: the call's goroutine owns it.
 type Enroller struct {

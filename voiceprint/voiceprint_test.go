@@ -95,7 +95,7 @@ func TestEnrollerErrors(t *testing.T) {
 func TestSegmentsKeepTotals(t *testing.T) {
 	m := shipped(t)
 	g := m.c.g
-	for _, n := range []int{100, 250, 251, 2100, 6000} {
+	for _, n := range []int{100, 101, 1200, 1201, 2100, 6000} {
 		vecs := newSpeaker(m, 7, 0.5).vectors(nil, n)
 		e := m.NewEnroller()
 		if err := e.AddVectors(vecs); err != nil {
@@ -197,9 +197,9 @@ func TestAuthenticity(t *testing.T) {
 				t.Errorf("clipping %v", au.Clipping)
 			}
 		}},
-		{"too short to compare", input{vecs: a(350), voicedRMS: 3000, noiseRMS: 30}, true, func(t *testing.T, au Authenticity) {
-			if au.Segments != 1 || au.Consistency != 1 {
-				t.Errorf("segments %d, consistency %v", au.Segments, au.Consistency)
+		{"too short to compare", input{vecs: a(450), voicedRMS: 3000, noiseRMS: 30}, true, func(t *testing.T, au Authenticity) {
+			if au.Segments != 5 || au.Consistency != 1 || au.PitchShift != 0 {
+				t.Errorf("segments %d, consistency %v, pitch shift %v", au.Segments, au.Consistency, au.PitchShift)
 			}
 		}},
 		{"nothing", input{}, false, nil},
@@ -228,6 +228,39 @@ func TestAuthenticity(t *testing.T) {
 			}
 			if tc.check != nil {
 				tc.check(t, au)
+			}
+		})
+	}
+}
+
+// TestConsistencyFindsChange checks that the consistency check finds a
+// change of speaker wherever it falls, as long as each side holds 2.5 s of
+// voice: the segment boundaries are 1 s apart.
+func TestConsistencyFindsChange(t *testing.T) {
+	m := shipped(t)
+	a := newSpeaker(m, 11, 0.6)
+	b := newSpeaker(m, 12, 0.6)
+	cases := []struct {
+		name   string
+		na, nb int // frames of a, then of b
+		segs   int
+		lo, hi float64 // expected Consistency range
+	}{
+		{"one speaker", 1000, 0, 10, 0.4, 1},
+		{"halves", 500, 500, 10, -1, 0.1},
+		{"second speaker for the last 3 s", 700, 300, 10, -1, 0.1},
+		{"first speaker for only the first 3 s", 300, 700, 10, -1, 0.1},
+		{"too short to compare", 300, 180, 5, 1, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := m.NewEnroller()
+			if err := e.AddVectors(append(a.vectors(nil, tc.na), b.vectors(nil, tc.nb)...)); err != nil {
+				t.Fatal(err)
+			}
+			au := e.Authenticity()
+			if au.Segments != tc.segs || au.Consistency < tc.lo || au.Consistency > tc.hi {
+				t.Errorf("segments %d, consistency %.3f; want %d, %.1f to %.1f", au.Segments, au.Consistency, tc.segs, tc.lo, tc.hi)
 			}
 		})
 	}
