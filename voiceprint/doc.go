@@ -14,9 +14,10 @@
 // deltas, delta-deltas, mean and variance normalised over a centred 3 s
 // window), trained on synthetic telephone speech (see models/README.md).
 // Each frame is evaluated against all components over the first 20
-// dimensions; the 5 best are completed over all dimensions and carry the
-// frame's posterior (Reynolds et al., "Speaker verification using adapted
-// Gaussian mixture models", 2000, for the top-C idea). The zeroth and first
+// dimensions; the 16 best of those that can still matter (within 12 nats
+// of the best complete one) are completed over all dimensions and carry
+// the frame's posterior (Reynolds et al., "Speaker verification using
+// adapted Gaussian mixture models", 2000, for the top-C idea). The zeroth and first
 // order statistics of a collection give the speaker's MAP-adapted means
 // (relevance factor 16). Before scoring, both sides are projected away
 // from the directions of largest within-speaker variability of the
@@ -33,8 +34,8 @@
 // An Enroller and a Verifier are fed by the call's goroutine: ObservePCM
 // for every 10 ms hop of PCM with its voice decision, Add (or AddVectors)
 // for every vector the extractor emits. Both allocate nothing per frame and
-// cost about 2 µs per frame (see the benchmarks); an Enroller holds about
-// 92 KB whatever the length of the call. Template, Result and Authenticity
+// cost about 3 µs per voiced frame of speech (see the benchmarks); an
+// Enroller holds about 92 KB whatever the length of the call. Template, Result and Authenticity
 // summarise at the end.
 //
 // # Credential

@@ -8,6 +8,12 @@ import (
 // fits in fixed arrays.
 const maxShortlist = 16
 
+// pruneNats: a shortlisted component whose log-likelihood over the
+// preselection dimensions is this far below the best complete one is not
+// completed (its posterior would be below e^−12 ≈ 6·10⁻⁶; stats.add skips
+// posteriors below 10⁻⁵).
+const pruneNats = 12
+
 // ubm is a Definition compiled for scoring: inverse variances, whitening
 // factors and per-component constants precomputed, in float32.
 type ubm struct {
@@ -76,8 +82,9 @@ func (g *ubm) newFrame() frame {
 }
 
 // eval fills f for the vector x (len ≥ g.d). It evaluates every component
-// over the first g.pre dimensions, keeps the g.short best, completes them
-// over the remaining dimensions and normalises their posteriors.
+// over the first g.pre dimensions, keeps the g.short best of those within
+// reach of the best (see pruneNats), completes them over the remaining
+// dimensions and normalises their posteriors.
 func (g *ubm) eval(x []float32, f *frame) {
 	d, pre, short := g.d, g.pre, g.short
 	x = x[:d]
@@ -106,9 +113,23 @@ func (g *ubm) eval(x []float32, f *frame) {
 			acc[c] -= t * t * hp[c]
 		}
 	}
+	// The best component over the preselection dimensions, completed,
+	// bounds which others can matter: completion only subtracts, so a
+	// component whose partial log-likelihood is pruneNats below that
+	// complete value would get a posterior below e^−pruneNats, which the
+	// statistics skip anyway. Usually only a few components are left to
+	// sort and complete.
+	top, topV := 0, acc[0]
+	for c, v := range acc {
+		if v > topV {
+			top, topV = c, v
+		}
+	}
+	full := topV - g.completion(x, top)
+	floor := full - pruneNats
 	n := 0
 	for c, v := range acc {
-		if n == short && v <= f.ll[n-1] {
+		if v < floor || (n == short && v <= f.ll[n-1]) {
 			continue
 		}
 		// Insert v into the descending shortlist.
@@ -126,20 +147,33 @@ func (g *ubm) eval(x []float32, f *frame) {
 		f.ll[j] = v
 		f.idx[j] = int32(c)
 	}
-	f.n = n
-	if pre < d {
-		xr := x[pre:]
-		for j := 0; j < n; j++ {
-			c := int(f.idx[j])
-			mu := g.mean[c*d+pre : c*d+d]
-			pr := g.prec[c*d+pre : c*d+d]
-			pr = pr[:len(mu)]
-			xs := xr[:len(mu)]
-			a0, a1, a2, a3 := mahalanobis4(xs, mu, pr)
-			f.ll[j] -= 0.5 * (a0 + a1 + a2 + a3)
+	for j := 0; j < n; j++ {
+		if c := int(f.idx[j]); c == top {
+			f.ll[j] = full
+		} else {
+			f.ll[j] -= g.completion(x, c)
 		}
 	}
+	f.n = n
 	f.logLik = logSumExp(f.ll[:n], f.post[:n])
+}
+
+// completion returns what completing component c over the dimensions
+// after the preselection subtracts from its log-likelihood:
+// ½ Σ (x−μ)²/σ² over them (0 when the preselection covers every
+// dimension).
+func (g *ubm) completion(x []float32, c int) float32 {
+	d, pre := g.d, g.pre
+	if pre >= d {
+		return 0
+	}
+	mu := g.mean[c*d+pre : c*d+d]
+	pr := g.prec[c*d+pre : c*d+d]
+	pr = pr[:len(mu)]
+	xs := x[pre:d]
+	xs = xs[:len(mu)]
+	a0, a1, a2, a3 := mahalanobis4(xs, mu, pr)
+	return 0.5 * (a0 + a1 + a2 + a3)
 }
 
 // mahalanobis4 returns Σ (x−μ)²·p over the dimensions in four partial

@@ -42,6 +42,7 @@ type config struct {
 	naps       []int
 	calib      []string
 	from       string
+	shortlist  int
 	opts       features.Options
 }
 
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string) error {
 	naps := fs.String("nap", "0,10,20,30,40", "candidate numbers of nuisance directions; the calibration split picks one")
 	calib := fs.String("calib", "", "comma-separated held-out corpora (not dev or eval) for calibration and thresholds")
 	fs.StringVar(&c.from, "from", "", "start from this model file's UBM and nuisance projection instead of training them (-corpus, -components, -iters, -final, -max-frames, -floor, -nap and the feature flags are then unused)")
+	fs.IntVar(&c.shortlist, "shortlist", 16, "components that carry each frame's posterior (voiceprint.Definition.Shortlist); also applied to a -from model")
 	fs.BoolVar(&c.opts.NormVariance, "norm-variance", true, "features: variance normalisation too")
 	fs.IntVar(&c.opts.NumCepstra, "cepstra", 13, "features: static coefficients (log energy and c1…)")
 	if err := fs.Parse(args); err != nil {
@@ -111,6 +113,7 @@ func train(ctx context.Context, c config) error {
 			return err
 		}
 	}
+	def.Shortlist = c.shortlist
 	m, err := compile(def)
 	if err != nil {
 		return err
@@ -176,7 +179,7 @@ func trainBase(c config) (*voiceprint.Definition, error) {
 		Components:      g.k,
 		Dim:             dim,
 		Preselect:       min(20, dim),
-		Shortlist:       5,
+		Shortlist:       c.shortlist,
 		Relevance:       16,
 		MinVoiceSeconds: 3,
 		Threshold:       0.5,
