@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/earshot-voice/earshot/replay"
@@ -25,9 +27,10 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fs.PrintDefaults()
 	}
 	var (
-		o        replay.Options
-		jsonFile string
-		quiet    bool
+		o          replay.Options
+		jsonFile   string
+		cpuProfile string
+		quiet      bool
 	)
 	fs.StringVar(&o.URL, "url", "", "AudioHook endpoint, ws:// or wss:// (a URL without a path gets /v1/audiohook)")
 	fs.StringVar(&o.APIKey, "api-key", "", "API key (X-API-KEY; apikey for the REST calls of --register)")
@@ -50,6 +53,7 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.DurationVar(&o.PollTimeout, "poll-timeout", 0, "how long a session may stay PROCESSING_AUDIO after its call (default 60s)")
 	fs.StringVar(&o.ServerMetrics, "server-metrics", "", "the server's Prometheus endpoint (e.g. http://127.0.0.1:9090/metrics): report its CPU per call-second, memory per call and dropped frames")
 	fs.StringVar(&jsonFile, "json", "", "also write the summary as JSON to this file")
+	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the replay itself to this file (to check that the generator is not the bottleneck)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress report")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,6 +74,13 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			o.ProgressBar = true
 		}
 	}
+	if cpuProfile != "" {
+		stop, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	summary, err := replay.Run(ctx, o)
 	if err != nil {
 		return err
@@ -89,4 +100,21 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return errors.New("replay: interrupted")
 	}
 	return nil
+}
+
+// startCPUProfile starts profiling this process's CPU into file; the
+// returned function stops and closes it.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
