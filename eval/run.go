@@ -306,10 +306,17 @@ func (r *runner) load(i int) (*audio, error) {
 	return a, nil
 }
 
-// collect plays utterances into one stream feeding a capped enroller:
-// each source is written whole (or until stop), in order, and written
-// reports the utterances of which any audio was written. The stream is
-// made on the first source, whose format the others must share.
+// collect plays utterances into one capped enroller: each source is
+// written whole (or until stop), in order, and played reports the
+// utterances of which any audio was written. Each utterance is a stream
+// of its own through the pipeline (flushed at its end, so the VAD and the
+// feature normalisation start afresh with the next one), as every call is
+// in the service: the corpus's utterances of a speaker were recorded in
+// different conditions (noise, codec, level), and one stream through them
+// would put a change of channel every few seconds inside the features'
+// centred 3 s normalisation window, which no call has. A loop repeats one
+// utterance and stays one stream. The pipeline is made on the first
+// source, whose format the others must share.
 type collect struct {
 	r      *runner
 	s      *sink
@@ -332,6 +339,11 @@ func (c *collect) play(u int, a *audio, data []byte, stop func() bool) error {
 		c.st, c.first = st, a
 	} else if !c.first.sameFormat(a) {
 		return fmt.Errorf("%w: utterances of one collection differ in format", ErrAudio)
+	}
+	if len(c.played) > 0 && c.played[len(c.played)-1] != u {
+		// Another recording: end the stream and start the next one, as a
+		// call would (see collect).
+		c.st.flush()
 	}
 	before := c.st.written
 	err := c.st.write(data, stop)
