@@ -54,15 +54,18 @@ type collector struct {
 	// Pitch: the latest hops decimated to 4 kHz, oldest first, how many
 	// hops they hold, the voiced hops seen, the pitch bin (+1; 0 for none)
 	// of the latest voiced hops by their index, autocorrelation scratch,
+	// the previous hop's second-half correlations (valid when pHalfOK),
 	// and pitch histograms of the segment being filled and of the
 	// completed ones.
-	pbuf   [pitchBuf]float32
-	pfill  int
-	pvoice int
-	pq     [pitchQueue]uint8
-	pr     [pitchMaxLag + 2]float32
-	curP   [pitchBins]uint32
-	doneP  [blockSlots][pitchBins]uint32
+	pbuf    [pitchBuf]float32
+	pfill   int
+	pvoice  int
+	pq      [pitchQueue]uint8
+	pr      [pitchMaxLag + 2]float32
+	pHalf   [pitchMaxLag + 1]float32
+	pHalfOK bool
+	curP    [pitchBins]uint32
+	doneP   [blockSlots][pitchBins]uint32
 
 	hist          [2][histBins]uint32 // [0] unvoiced hops, [1] voiced hops
 	voicedPower   float64             // Σ mean square of voiced hops
@@ -101,6 +104,7 @@ func (c *collector) reset() {
 	c.ringN = 0
 	c.prev = [6]float32{}
 	c.pfill, c.pvoice = 0, 0
+	c.pHalfOK = false
 	c.pq = [pitchQueue]uint8{}
 	c.curP = [pitchBins]uint32{}
 	c.doneP = [blockSlots][pitchBins]uint32{}
@@ -308,7 +312,13 @@ const (
 // the shortest lag whose correlation peak is within pitchPeak of the best
 // is taken (against period doubling), refined by a parabola, and counted
 // in the histogram of log frequency of the segment that the hop's vector
-// goes to. About 3,300 multiply-adds per analysed hop; no allocation.
+// goes to.
+//
+// The 20 ms correlated window is two hops: its first half is the previous
+// hop's second half, so on consecutive voiced hops each lag's sum over the
+// first half is the one computed a hop earlier, and only the second half
+// is new: about 1,700 multiply-adds per analysed hop (3,300 after an
+// unvoiced one). No allocation.
 func (c *collector) pitch(hop []int16, voiced bool) {
 	copy(c.pbuf[:], c.pbuf[pitchHop:])
 	d := c.pbuf[pitchBuf-pitchHop:]
@@ -316,6 +326,8 @@ func (c *collector) pitch(hop []int16, voiced bool) {
 	for i := range d {
 		d[i] = 0.5 * (float32(hop[2*i]) + float32(hop[2*i+1]))
 	}
+	halfOK := c.pHalfOK
+	c.pHalfOK = false
 	if c.pfill < 4 {
 		c.pfill++
 	}
@@ -328,10 +340,18 @@ func (c *collector) pitch(hop []int16, voiced bool) {
 	if c.pfill < 4 || c.pvoice%pitchEvery != 0 {
 		return
 	}
-	x := c.pbuf[pitchStart:]
-	w := x[:pitchWin]
+	x := (*[pitchBuf - pitchStart]float32)(c.pbuf[pitchStart:])
+	if !halfOK {
+		halfCorrs(&c.pHalf, (*[pitchHop + pitchMaxLag]float32)(x[:]))
+	}
+	copy(c.pr[:], c.pHalf[:])
+	halfCorrs(&c.pHalf, (*[pitchHop + pitchMaxLag]float32)(x[pitchHop:]))
+	for l := pitchMinLag; l <= pitchMaxLag; l++ {
+		c.pr[l] += c.pHalf[l]
+	}
+	c.pHalfOK = true
 	var e0 float32
-	for _, v := range w {
+	for _, v := range x[:pitchWin] {
 		e0 += v * v
 	}
 	if e0 < 1 {
@@ -347,18 +367,9 @@ func (c *collector) pitch(hop []int16, voiced bool) {
 			a, b := x[l+pitchWin-1], x[l-1]
 			e1 += a*a - b*b
 		}
-		y := x[l : l+pitchWin]
-		var s0, s1, s2, s3 float32
-		for i := 0; i+4 <= pitchWin; i += 4 {
-			w4, y4 := w[i:i+4:i+4], y[i:i+4:i+4]
-			s0 += w4[0] * y4[0]
-			s1 += w4[1] * y4[1]
-			s2 += w4[2] * y4[2]
-			s3 += w4[3] * y4[3]
-		}
 		r := float32(0)
 		if e1 > 0 {
-			r = (s0 + s1 + s2 + s3) / float32(math.Sqrt(float64(e0*e1)))
+			r = c.pr[l] / float32(math.Sqrt(float64(e0*e1)))
 		}
 		c.pr[l] = r
 		best = max(best, r)
@@ -379,6 +390,25 @@ func (c *collector) pitch(hop []int16, voiced bool) {
 		bin := int(pitchBinsPer * 12 * math.Log2(f/pitchBase))
 		c.pq[k] = uint8(max(0, min(bin, pitchBins-1)) + 1)
 		return
+	}
+}
+
+// halfCorrs writes into dst, for every lag l from pitchMinLag to
+// pitchMaxLag, the correlation of x's first hop (at 4 kHz) with x from l
+// on, summed in four interleaved partial sums (elements i mod 4) added at
+// the end.
+func halfCorrs(dst *[pitchMaxLag + 1]float32, x *[pitchHop + pitchMaxLag]float32) {
+	w := (*[pitchHop]float32)(x[:])
+	for l := pitchMinLag; l <= pitchMaxLag; l++ {
+		y := (*[pitchHop]float32)(x[l:])
+		var s0, s1, s2, s3 float32
+		for i := 0; i < pitchHop; i += 4 {
+			s0 += w[i] * y[i]
+			s1 += w[i+1] * y[i+1]
+			s2 += w[i+2] * y[i+2]
+			s3 += w[i+3] * y[i+3]
+		}
+		dst[l] = s0 + s1 + s2 + s3
 	}
 }
 

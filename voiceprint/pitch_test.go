@@ -63,3 +63,58 @@ func TestPitchShift(t *testing.T) {
 		t.Errorf("noise: PitchShift %.2f, want 0", a.PitchShift)
 	}
 }
+
+// TestPitchHalfReuse checks the pitch tracker's correlations, whose first
+// half is carried over from the previous voiced hop, against the
+// definition computed afresh, on voiced runs broken by unvoiced hops.
+func TestPitchHalfReuse(t *testing.T) {
+	m := shipped(t)
+	var phase float64
+	cases := []struct {
+		name    string
+		pcm     []int16
+		voiced  func(h int) bool
+		minHits int // hops whose correlations were checked
+	}{
+		{"harmonic, all voiced", harmonic(nil, 140, 60, &phase), func(int) bool { return true }, 50},
+		{"harmonic, every fifth hop unvoiced", harmonic(nil, 210, 60, &phase), func(h int) bool { return h%5 != 4 }, 40},
+		{"noise, alternating", hops(7, 60, 3000), func(h int) bool { return h%2 == 0 }, 25},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &m.NewEnroller().c
+			hits := 0
+			for h := 0; h+80 <= len(tc.pcm); h += 80 {
+				before := c.pvoice
+				c.pitch(tc.pcm[h:h+80], tc.voiced(h/80))
+				if c.pvoice == before || c.pfill < 4 {
+					continue
+				}
+				x := c.pbuf[pitchStart:]
+				var e0, e1 float64
+				for _, v := range x[:pitchWin] {
+					e0 += float64(v) * float64(v)
+				}
+				if e0 < 1 {
+					continue
+				}
+				hits++
+				for l := pitchMinLag; l <= pitchMaxLag; l++ {
+					var r float64
+					e1 = 0
+					for i := range pitchWin {
+						r += float64(x[i]) * float64(x[l+i])
+						e1 += float64(x[l+i]) * float64(x[l+i])
+					}
+					want := r / math.Sqrt(e0*e1)
+					if got := float64(c.pr[l]); math.Abs(got-want) > 1e-4 {
+						t.Fatalf("hop %d lag %d: correlation %.6f, want %.6f", h/80, l, got, want)
+					}
+				}
+			}
+			if hits < tc.minHits {
+				t.Errorf("%d hops checked, want at least %d", hits, tc.minHits)
+			}
+		})
+	}
+}
