@@ -29,9 +29,11 @@ func TestReplayRegistersEverySession(t *testing.T) {
 	key, secret := replayCredentials(t, inst)
 
 	summaryFile := filepath.Join(t.TempDir(), "summary.json")
+	profileFile := filepath.Join(t.TempDir(), "replay.pprof")
 	var stdout, stderr strings.Builder
 	args := append([]string{"replay", "--url", inst.url, "--api-key", key, "--client-secret", secret,
-		"--calls", "20", "--speed", "2", "--register", "--server-metrics", inst.url + "/metrics", "--json", summaryFile}, files...)
+		"--calls", "20", "--speed", "2", "--register", "--server-metrics", inst.url + "/metrics", "--json", summaryFile,
+		"--cpu-profile", profileFile}, files...)
 	if err := run(t.Context(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("replay: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
@@ -93,6 +95,10 @@ func TestReplayRegistersEverySession(t *testing.T) {
 	}
 	if s.Generator == nil || s.Generator.MSPerCallSecond <= 0 {
 		t.Errorf("generator section %+v", s.Generator)
+	}
+	// --cpu-profile wrote a profile: pprof's gzipped protocol buffer.
+	if p, err := os.ReadFile(profileFile); err != nil || len(p) < 2 || p[0] != 0x1f || p[1] != 0x8b {
+		t.Errorf("--cpu-profile wrote %d bytes (%v), want a gzipped profile", len(p), err)
 	}
 }
 
