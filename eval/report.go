@@ -135,6 +135,7 @@ type AuthSet struct {
 	Score       Distribution `json:"score"`
 	Consistency Distribution `json:"consistency"`
 	PitchShift  Distribution `json:"pitch_shift"`
+	PitchShiftZ Distribution `json:"pitch_shift_z"`
 	SNRdB       Distribution `json:"snr_db"`
 	Loop        Distribution `json:"loop"`
 	Voice       Distribution `json:"voice_seconds"`
@@ -162,6 +163,7 @@ type AuthCollection struct {
 	Score        float64  `json:"score"`
 	Consistency  float64  `json:"consistency"`
 	PitchShift   float64  `json:"pitch_shift"`
+	PitchShiftZ  float64  `json:"pitch_shift_z"`
 	Segments     int      `json:"segments"`
 	SNRdB        float64  `json:"snr_db"`
 	Clipping     float64  `json:"clipping"`
@@ -338,12 +340,13 @@ func (r *runner) report(wall time.Duration) *Report {
 	return rep
 }
 
-type authSamples struct{ score, cons, pitch, snr, loop, voice []float64 }
+type authSamples struct{ score, cons, pitch, pitchZ, snr, loop, voice []float64 }
 
 func (s *authSamples) add(a voiceprint.Authenticity, voice float64) {
 	s.score = append(s.score, a.Score)
 	s.cons = append(s.cons, a.Consistency)
 	s.pitch = append(s.pitch, a.PitchShift)
+	s.pitchZ = append(s.pitchZ, a.PitchShiftZ)
 	s.snr = append(s.snr, a.SNRdB)
 	s.loop = append(s.loop, a.Loop)
 	s.voice = append(s.voice, voice)
@@ -351,7 +354,7 @@ func (s *authSamples) add(a voiceprint.Authenticity, voice float64) {
 
 func (r *runner) authCollection(kind string, spks, utts []int, a voiceprint.Authenticity, voice float64) AuthCollection {
 	c := AuthCollection{Kind: kind, VoiceSeconds: voice, Score: a.Score, Consistency: a.Consistency, PitchShift: a.PitchShift,
-		Segments: a.Segments, SNRdB: a.SNRdB, Clipping: a.Clipping, Loop: a.Loop}
+		PitchShiftZ: a.PitchShiftZ, Segments: a.Segments, SNRdB: a.SNRdB, Clipping: a.Clipping, Loop: a.Loop}
 	for _, k := range spks {
 		c.Speakers = append(c.Speakers, r.spks[k])
 	}
@@ -362,7 +365,8 @@ func (r *runner) authCollection(kind string, spks, utts []int, a voiceprint.Auth
 }
 
 func (s *authSamples) summary() AuthSet {
-	return AuthSet{Score: Summarise(s.score), Consistency: Summarise(s.cons), PitchShift: Summarise(s.pitch), SNRdB: Summarise(s.snr),
+	return AuthSet{Score: Summarise(s.score), Consistency: Summarise(s.cons), PitchShift: Summarise(s.pitch),
+		PitchShiftZ: Summarise(s.pitchZ), SNRdB: Summarise(s.snr),
 		Loop: Summarise(s.loop), Voice: Summarise(s.voice)}
 }
 
@@ -454,8 +458,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 		set  AuthSet
 	}{{"genuine", a.Genuine}, {"mix", a.Mix}, {"loop", a.Loop}} {
 		p("  %-8s score %s\n", s.name, distText(s.set.Score))
-		p("  %-8s consistency p50 %.2f, pitch shift p50 %.1f st, SNR p50 %.0f dB, loop p50 %.2f, voice p50 %.1f s\n", "",
-			s.set.Consistency.P50, s.set.PitchShift.P50, s.set.SNRdB.P50, s.set.Loop.P50, s.set.Voice.P50)
+		p("  %-8s consistency p50 %.2f, pitch shift p50 %.1f st (%.1f spreads), SNR p50 %.0f dB, loop p50 %.2f, voice p50 %.1f s\n", "",
+			s.set.Consistency.P50, s.set.PitchShift.P50, s.set.PitchShiftZ.P50, s.set.SNRdB.P50, s.set.Loop.P50, s.set.Voice.P50)
 	}
 
 	s := rep.Speed

@@ -412,6 +412,30 @@ func halfCorrs(dst *[pitchMaxLag + 1]float32, x *[pitchHop + pitchMaxLag]float32
 	}
 }
 
+// pitchMinSpread bounds from below the pitch spread (semitones) by which
+// a pitch shift is divided: a synthetic voice can be nearly monotone.
+const pitchMinSpread = 0.5
+
+// iqrPerSigma is the interquartile range of a normal distribution in
+// standard deviations.
+const iqrPerSigma = 1.349
+
+// pitchQuantile returns the q-quantile of h in semitones above pitchBase.
+func pitchQuantile(h *[pitchBins]uint32, q float64) float64 {
+	var n uint32
+	for _, v := range h {
+		n += v
+	}
+	var acc uint32
+	for i, v := range h {
+		acc += v
+		if float64(acc) >= q*float64(n) && n > 0 {
+			return (float64(i) + 0.5) / pitchBinsPer
+		}
+	}
+	return 0
+}
+
 // pitchMedian returns the median bin of h in semitones above pitchBase
 // and the number of frames in h.
 func pitchMedian(h *[pitchBins]uint32) (float64, int) {
@@ -558,19 +582,22 @@ const pitchMinFrames = 50 / pitchEvery
 // two time segments with at least minSideFrames of voice on each side it
 // computes the whitened MAP mean offsets of the audio before and after
 // it, projected away from the nuisance directions, and their cosine, and
-// the median pitch of each side. It returns the lowest cosine, the
-// largest difference of median pitch in semitones (0 when no boundary has
-// pitchMinFrames estimates each side) and the number of segments (the
-// partial last one included). With less than 2·minSideFrames of voice it
-// returns 1, 0: too little voice to compare.
-func (c *collector) consistency() (cons, shift float64, segs int) {
+// the median and interquartile range of the pitch of each side. It
+// returns the lowest cosine, the largest difference of median pitch in
+// semitones and the largest in units of the two sides' spread (the mean
+// of their interquartile ranges as a standard deviation, at least
+// pitchMinSpread; both 0 when no boundary has pitchMinFrames estimates
+// each side), and the number of segments (the partial last one
+// included). With less than 2·minSideFrames of voice it returns 1, 0, 0:
+// too little voice to compare.
+func (c *collector) consistency() (cons, shift, shiftZ float64, segs int) {
 	g := c.m.g
 	nb := c.nDone
 	if c.cur.frames > 0 {
 		nb++ // the partial segment stands alone
 	}
 	if c.frames < 2*minSideFrames {
-		return 1, 0, nb
+		return 1, 0, 0, nb
 	}
 	var preP, postP [pitchBins]uint32
 	blk := make([]stats, c.nDone+1)
@@ -603,7 +630,11 @@ func (c *collector) consistency() (cons, shift float64, segs int) {
 		ma, pa := pitchMedian(&preP)
 		mb, pb := pitchMedian(&postP)
 		if pa >= pitchMinFrames && pb >= pitchMinFrames {
-			shift = math.Max(shift, math.Abs(ma-mb))
+			d := math.Abs(ma - mb)
+			spread := (pitchQuantile(&preP, 0.75) - pitchQuantile(&preP, 0.25) +
+				pitchQuantile(&postP, 0.75) - pitchQuantile(&postP, 0.25)) / 2 / iqrPerSigma
+			shift = math.Max(shift, d)
+			shiftZ = math.Max(shiftZ, d/math.Max(spread, pitchMinSpread))
 		}
 		post.reset()
 		for j := b + 1; j < len(blk); j++ {
@@ -626,5 +657,5 @@ func (c *collector) consistency() (cons, shift float64, segs int) {
 		}
 		worst = math.Min(worst, cos)
 	}
-	return worst, shift, nb
+	return worst, shift, shiftZ, nb
 }

@@ -64,6 +64,47 @@ func TestPitchShift(t *testing.T) {
 	}
 }
 
+// TestPitchShiftZ checks that a pitch difference across the collection is
+// measured in the voice's own pitch spread: the same 3-semitone step is
+// small for a voice whose pitch wanders by several semitones (intonation)
+// and large for a monotone one.
+func TestPitchShiftZ(t *testing.T) {
+	m := shipped(t)
+	cases := []struct {
+		name       string
+		wander     float64 // semitones, peak, of a slow intonation contour
+		minZ, maxZ float64
+	}{
+		{"monotone", 0, 3, 1e9},
+		{"lively", 5, 0, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := m.NewEnroller()
+			spk := newSpeaker(m, 9, 0.5)
+			var phase float64
+			for i := 0; i < 1000; i++ {
+				st := tc.wander * math.Sin(2*math.Pi*float64(i)/37)
+				if i >= 500 {
+					st += 3
+				}
+				e.ObservePCM(harmonic(nil, 140*math.Pow(2, st/12), 1, &phase), true)
+				if err := e.Add(spk.vectors(nil, 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a := e.Authenticity()
+			t.Logf("PitchShift %.2f semitones, PitchShiftZ %.2f", a.PitchShift, a.PitchShiftZ)
+			if a.PitchShift < 2 {
+				t.Errorf("PitchShift %.2f semitones, want the 3-semitone step", a.PitchShift)
+			}
+			if a.PitchShiftZ < tc.minZ || a.PitchShiftZ > tc.maxZ {
+				t.Errorf("PitchShiftZ %.2f, want %.1f to %.1f", a.PitchShiftZ, tc.minZ, tc.maxZ)
+			}
+		})
+	}
+}
+
 // TestPitchHalfReuse checks the pitch tracker's correlations, whose first
 // half is carried over from the previous voiced hop, against the
 // definition computed afresh, on voiced runs broken by unvoiced hops.

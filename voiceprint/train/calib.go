@@ -72,7 +72,8 @@ func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Mod
 		len(gen), len(imp), 100*eer, rawT, a, b, def.Threshold)
 
 	// Speaker factor: a logistic regression of genuine against mixes on
-	// consistency c, pitch shift Δ, and c·ℓ and ℓ with ℓ = ln(voice/10 s)
+	// consistency c, pitch shift Δ (in units of its spread), and c·ℓ and ℓ
+	// with ℓ = ln(voice/10 s)
 	// (collections of two lengths; classes weighted equally) gives the
 	// direction z = w·x + b; the operating point passes 97 % of the
 	// genuine collections, and the slope puts their median near 1.
@@ -123,10 +124,11 @@ func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Mod
 }
 
 // speakerFeatures are the inputs of the speaker factor (see
-// voiceprint.AuthParams): c, Δ, c·ℓ, ℓ with ℓ = ln(voice/10 s).
+// voiceprint.AuthParams): c, Δ (the pitch shift in units of its spread),
+// c·ℓ, ℓ with ℓ = ln(voice/10 s).
 func speakerFeatures(a eval.AuthCollection) []float64 {
 	l := math.Log(math.Max(a.VoiceSeconds, 1) / 10)
-	return []float64{a.Consistency, a.PitchShift, a.Consistency * l, l}
+	return []float64{a.Consistency, a.PitchShiftZ, a.Consistency * l, l}
 }
 
 // checkSplit refuses a dev or eval corpus.
