@@ -277,6 +277,11 @@ func TestRun(t *testing.T) {
 		if want := map[string]int{"genuine": 9, "mix": 4, "loop": 6}; !reflect.DeepEqual(count, want) {
 			t.Errorf("collections %v, want %v", count, want)
 		}
+		// Every speaker has fewer than adjacentMixes partners: all four
+		// mixes are adjacent ones.
+		if a.MixAdjacent != 4 || a.MixAdjacentRejectRate != a.MixRejectRate {
+			t.Errorf("%d adjacent mixes rejected at %v, want 4 at the rate of all (%v)", a.MixAdjacent, a.MixAdjacentRejectRate, a.MixRejectRate)
+		}
 		for _, r := range []float64{a.GenuinePassRate, a.MixRejectRate, a.LoopRejectRate} {
 			if r < 0 || r > 1 {
 				t.Errorf("rate %v outside [0, 1]", r)
@@ -310,7 +315,7 @@ func TestRun(t *testing.T) {
 		for _, path := range []string{"vad.precision", "vad.recall", "vad.f1", "vad.by_condition.gappy.f1",
 			"vad.by_condition.clean.f1", "vad.by_condition.telephone.f1", "vad.calls.caller.f1", "vad.calls.agent.f1",
 			"verification.eer", "verification.genuine_trials", "verification.impostor_trials",
-			"authenticity.genuine_pass_rate", "authenticity.mix_reject_rate", "authenticity.loop_reject_rate",
+			"authenticity.genuine_pass_rate", "authenticity.mix_reject_rate", "authenticity.mix_adjacent_reject_rate", "authenticity.loop_reject_rate",
 			"speed.x_realtime"} {
 			var v any = doc
 			for _, k := range strings.Split(path, ".") {

@@ -219,3 +219,22 @@ func ramp(n int) []float64 {
 	}
 	return out
 }
+
+func TestPartners(t *testing.T) {
+	// Speakers a and c share a base voice: never each other's partner.
+	r := &runner{spks: []string{"a", "b", "c", "d", "e"}, base: []string{"x", "y", "x", "z", "w"}}
+	cases := []struct {
+		spk  int
+		want []int
+	}{
+		{0, []int{1, 3, 4}},
+		{1, []int{2, 3, 4, 0}},
+		{2, []int{3, 4, 1}},
+		{4, []int{0, 1, 2, 3}},
+	}
+	for _, tc := range cases {
+		if got := r.partners(tc.spk); !slices.Equal(got, tc.want) {
+			t.Errorf("partners(%s) = %v, want %v (every other base voice, in name order from it, wrapping)", r.spks[tc.spk], got, tc.want)
+		}
+	}
+}

@@ -19,9 +19,12 @@ const (
 	// enrolmentsPerSpeaker: enrolment k of a speaker with n utterances
 	// starts at utterance k·n/3 (in id order, wrapping).
 	enrolmentsPerSpeaker = 3
-	// mixesPerSpeaker: speaker A is mixed with the next three speakers
-	// (in name order, wrapping) whose base voice differs from A's.
-	mixesPerSpeaker = 3
+	// adjacentMixes: the first three of speaker A's mixes, with the next
+	// speakers in name order (wrapping) whose base voice differs, are
+	// reported on their own as well (make-corpus.sh names speakers by
+	// engine, so they are mostly voices of one synthesiser), and A's
+	// utterances in its mixes start at rotation k mod adjacentMixes.
+	adjacentMixes = 3
 	// loopsPerSpeaker: loops are cut from three utterances per speaker.
 	loopsPerSpeaker = 3
 	// loopPieceSeconds is the audio repeated in a loop, from the start of
@@ -146,11 +149,12 @@ type enrolment struct {
 
 // collection is a mix or loop collection.
 type collection struct {
-	spks  []int
-	utts  []int // utterances written into it, in order
-	utt   int   // the looped utterance
-	voice float64
-	auth  voiceprint.Authenticity
+	spks     []int
+	adjacent bool  // a mix of speakers next to each other in name order
+	utts     []int // utterances written into it, in order
+	utt      int   // the looped utterance
+	voice    float64
+	auth     voiceprint.Authenticity
 	timing
 }
 
@@ -189,10 +193,9 @@ func newRunner(c *Corpus, opts Options) *runner {
 	}
 	n := len(r.spks)
 	r.enrolments = make([]enrolment, n*enrolmentsPerSpeaker)
-	r.mixes = make([]collection, 0, n*mixesPerSpeaker)
 	for a := range n {
-		for _, b := range r.partners(a) {
-			r.mixes = append(r.mixes, collection{spks: []int{a, b}})
+		for k, b := range r.partners(a) {
+			r.mixes = append(r.mixes, collection{spks: []int{a, b}, adjacent: k < adjacentMixes})
 		}
 	}
 	r.loops = make([]collection, n*loopsPerSpeaker)
@@ -202,11 +205,11 @@ func newRunner(c *Corpus, opts Options) *runner {
 	return r
 }
 
-// partners are the speakers mixed with speaker a: the next ones in name
-// order, wrapping, whose base voice differs from a's.
+// partners are the speakers mixed with speaker a: every speaker whose
+// base voice differs from a's, in name order from a on, wrapping.
 func (r *runner) partners(a int) []int {
 	var out []int
-	for d := 1; d < len(r.spks) && len(out) < mixesPerSpeaker; d++ {
+	for d := 1; d < len(r.spks); d++ {
 		b := (a + d) % len(r.spks)
 		if r.base[b] != r.base[a] {
 			out = append(out, b)
@@ -403,9 +406,9 @@ func (r *runner) enrol(i int) error {
 	return err
 }
 
-// mix makes mix i: about half the enrolment voice of speaker A (from
-// rotation k of its utterances), then speaker B (from the middle of that
-// rotation) up to the enrolment voice.
+// mix makes mix i, A's k-th: about half the enrolment voice of speaker A
+// (from rotation k mod adjacentMixes of its utterances), then speaker B
+// (from the middle of that rotation) up to the enrolment voice.
 func (r *runner) mix(i int) error {
 	m := &r.mixes[i]
 	k := 0
@@ -415,7 +418,7 @@ func (r *runner) mix(i int) error {
 	c := r.newCollect()
 	half := r.capFr / 2
 	for n, spk := range m.spks {
-		order := r.rotation(spk, k, mixesPerSpeaker)
+		order := r.rotation(spk, k%adjacentMixes, adjacentMixes)
 		if n == 1 {
 			order = append(order[len(order)/2:], order[:len(order)/2]...)
 		}
