@@ -299,13 +299,10 @@ const (
 	pitchPeak    = 0.85         // a shorter lag within this fraction of the best wins
 	pitchStart   = pitchBuf - pitchWin - pitchMaxLag
 	pitchQueue   = 512 // voiced hops whose pitch waits for their vector: 5.12 s
-	// pitchEvery: one voiced hop in pitchEvery is analysed. Windows of
-	// 20 ms every 20 ms of voice still cover it, at half the cost.
-	pitchEvery = 2
 )
 
 // pitch keeps the latest hops of 8 kHz PCM (80 samples) decimated to
-// 4 kHz and, on every second voiced hop (pitchEvery), estimates the fundamental
+// 4 kHz and, on every voiced hop, estimates the fundamental
 // frequency of the latest 32.5 ms by normalised autocorrelation over lags
 // of 2.5 to 12.5 ms (400 to 80 Hz). A frame whose best correlation is
 // below pitchMinCorr is not periodic enough and is not counted; otherwise
@@ -337,7 +334,7 @@ func (c *collector) pitch(hop []int16, voiced bool) {
 	k := c.pvoice % pitchQueue
 	c.pvoice++
 	c.pq[k] = 0
-	if c.pfill < 4 || c.pvoice%pitchEvery != 0 {
+	if c.pfill < 4 {
 		return
 	}
 	x := (*[pitchBuf - pitchStart]float32)(c.pbuf[pitchStart:])
@@ -575,8 +572,8 @@ func (c *collector) loop() (frac float64, lag int) {
 
 // pitchMinFrames is the number of pitch estimates each side of a segment
 // boundary needs for the pitch comparison: half a second of periodic
-// voice (one estimate per pitchEvery hops).
-const pitchMinFrames = 50 / pitchEvery
+// voice.
+const pitchMinFrames = 50
 
 // consistency looks for a change of speaker: for every boundary between
 // two time segments with at least minSideFrames of voice on each side it
