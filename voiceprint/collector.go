@@ -440,14 +440,7 @@ func pitchMedian(h *[pitchBins]uint32) (float64, int) {
 	for _, v := range h {
 		n += v
 	}
-	var acc uint32
-	for i, v := range h {
-		acc += v
-		if 2*acc >= n && n > 0 {
-			return (float64(i) + 0.5) / pitchBinsPer, int(n)
-		}
-	}
-	return 0, int(n)
+	return pitchQuantile(h, 0.5), int(n)
 }
 
 // percentile returns the level in dB (bin centre) below which a fraction q
