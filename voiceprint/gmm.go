@@ -22,10 +22,13 @@ type ubm struct {
 	prec             []float32 // k·d, 1/σ²
 	isd              []float32 // k·d, 1/σ
 	gconst           []float32 // k: ln w − ½ Σ ln(2πσ²)
-	// meanT and hprecT are the first pre dimensions of mean and ½·prec,
-	// dimension major (pre·k), for the preselection pass.
-	meanT, hprecT []float32
-	relevance     float32
+	// preT holds the first pre dimensions of mean and ½·prec for the
+	// preselection pass, four components at a time: for each group of
+	// four (the last padded) and each dimension, the four means, then the
+	// four ½·precisions. A group's four partial log-likelihoods then stay
+	// in registers over all pre dimensions.
+	preT      []float32
+	relevance float32
 }
 
 func compileUBM(def *Definition) *ubm {
@@ -52,15 +55,44 @@ func compileUBM(def *Definition) *ubm {
 		}
 		g.gconst[c] = float32(s)
 	}
-	g.meanT = make([]float32, g.pre*k)
-	g.hprecT = make([]float32, g.pre*k)
+	g.preT = make([]float32, (k+3)/4*g.pre*8)
 	for c := 0; c < k; c++ {
 		for i := 0; i < g.pre; i++ {
-			g.meanT[i*k+c] = g.mean[c*d+i]
-			g.hprecT[i*k+c] = 0.5 * g.prec[c*d+i]
+			b := g.preT[(c/4*g.pre+i)*8:]
+			b[c%4] = g.mean[c*d+i]
+			b[4+c%4] = 0.5 * g.prec[c*d+i]
 		}
 	}
 	return g
+}
+
+// preselect writes into acc (len g.k) each component's log-likelihood
+// over the first len(x) = g.pre dimensions: ln w − ½ Σ ln(2πσ²) −
+// Σ ½(x−μ)²/σ², subtracted dimension by dimension in order.
+func (g *ubm) preselect(x, acc []float32) {
+	k := len(acc)
+	span := len(x) * 8
+	for q := 0; q < k; q += 4 {
+		blk := g.preT[q/4*span : q/4*span+span]
+		var a [4]float32
+		for j := range min(4, k-q) {
+			a[j] = g.gconst[q+j]
+		}
+		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+		for i, xi := range x {
+			b := blk[i*8 : i*8+8 : i*8+8]
+			t0 := xi - b[0]
+			t1 := xi - b[1]
+			t2 := xi - b[2]
+			t3 := xi - b[3]
+			a0 -= t0 * t0 * b[4]
+			a1 -= t1 * t1 * b[5]
+			a2 -= t2 * t2 * b[6]
+			a3 -= t3 * t3 * b[7]
+		}
+		a = [4]float32{a0, a1, a2, a3}
+		copy(acc[q:min(q+4, k)], a[:])
+	}
 }
 
 // frame is the evaluation of one feature vector against the UBM: the
@@ -90,29 +122,7 @@ func (g *ubm) eval(x []float32, f *frame) {
 	x = x[:d]
 	k := g.k
 	acc := f.acc[:k]
-	copy(acc, g.gconst)
-	for i, xi := range x[:pre] {
-		mu := g.meanT[i*k : i*k+k]
-		hp := g.hprecT[i*k : i*k+k]
-		mu = mu[:len(acc)]
-		hp = hp[:len(acc)]
-		c := 0
-		for ; c+4 <= len(acc); c += 4 {
-			a4, m4, h4 := acc[c:c+4:c+4], mu[c:c+4:c+4], hp[c:c+4:c+4]
-			t0 := xi - m4[0]
-			t1 := xi - m4[1]
-			t2 := xi - m4[2]
-			t3 := xi - m4[3]
-			a4[0] -= t0 * t0 * h4[0]
-			a4[1] -= t1 * t1 * h4[1]
-			a4[2] -= t2 * t2 * h4[2]
-			a4[3] -= t3 * t3 * h4[3]
-		}
-		for ; c < len(acc); c++ {
-			t := xi - mu[c]
-			acc[c] -= t * t * hp[c]
-		}
-	}
+	g.preselect(x[:pre], acc)
 	// The best component over the preselection dimensions, completed,
 	// bounds which others can matter: completion only subtracts, so a
 	// component whose partial log-likelihood is pruneNats below that

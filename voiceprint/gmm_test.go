@@ -67,3 +67,39 @@ func TestEvalPruning(t *testing.T) {
 		}
 	}
 }
+
+// TestPreselectMatchesDirect checks the grouped preselection pass bit for
+// bit against the definition in float32, subtracted dimension by
+// dimension in order, for the shipped model and for component counts
+// that leave a partial group of four.
+func TestPreselectMatchesDirect(t *testing.T) {
+	base := shipped(t)
+	vecs := newSpeaker(base, 7, 1).vectors(nil, 50)
+	for _, k := range []int{64, 13, 6, 1} {
+		full := base.c.g
+		def := Definition{Components: k, Dim: full.d, Preselect: full.pre, Shortlist: min(full.short, k),
+			Means: full.mean[:k*full.d], Variances: make([]float32, k*full.d), Weights: make([]float32, k)}
+		for i := range def.Variances {
+			def.Variances[i] = 1 / full.prec[i]
+		}
+		for c := range def.Weights {
+			def.Weights[c] = float32(c + 1)
+		}
+		g := compileUBM(&def)
+		acc := make([]float32, k)
+		for i := 0; i+g.d <= len(vecs); i += g.d {
+			x := vecs[i : i+g.d]
+			g.preselect(x[:g.pre], acc)
+			for c := range k {
+				want := g.gconst[c]
+				for j := range g.pre {
+					d := x[j] - g.mean[c*g.d+j]
+					want -= d * d * (0.5 * g.prec[c*g.d+j])
+				}
+				if math.Float32bits(acc[c]) != math.Float32bits(want) {
+					t.Fatalf("%d components: component %d = %v, want %v", k, c, acc[c], want)
+				}
+			}
+		}
+	}
+}
