@@ -19,6 +19,23 @@ func harmonic(dst []int16, f0 float64, n int, phase *float64) []int16 {
 	return dst
 }
 
+// harmonicCollection feeds an enroller 1,000 voiced hops (10 s) of a
+// harmonic sound whose fundamental in hop i is f0(i) Hz, with the vectors
+// of one synthetic speaker, and returns its authenticity.
+func harmonicCollection(t *testing.T, m Model, f0 func(i int) float64) Authenticity {
+	t.Helper()
+	e := m.NewEnroller()
+	spk := newSpeaker(m, 9, 0.5)
+	var phase float64
+	for i := 0; i < 1000; i++ {
+		e.ObservePCM(harmonic(nil, f0(i), 1, &phase), true)
+		if err := e.Add(spk.vectors(nil, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e.Authenticity()
+}
+
 func TestPitchShift(t *testing.T) {
 	m := shipped(t)
 	cases := []struct {
@@ -32,20 +49,12 @@ func TestPitchShift(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := m.NewEnroller()
-			spk := newSpeaker(m, 9, 0.5)
-			var phase float64
-			for i := 0; i < 1000; i++ {
-				f0 := tc.f0a
+			a := harmonicCollection(t, m, func(i int) float64 {
 				if i >= 500 {
-					f0 = tc.f0b
+					return tc.f0b
 				}
-				e.ObservePCM(harmonic(nil, f0, 1, &phase), true)
-				if err := e.Add(spk.vectors(nil, 1)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a := e.Authenticity()
+				return tc.f0a
+			})
 			if a.PitchShift < tc.lo || a.PitchShift > tc.hi {
 				t.Errorf("PitchShift %.2f, want %.2f to %.2f", a.PitchShift, tc.lo, tc.hi)
 			}
@@ -80,20 +89,13 @@ func TestPitchShiftZ(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := m.NewEnroller()
-			spk := newSpeaker(m, 9, 0.5)
-			var phase float64
-			for i := 0; i < 1000; i++ {
+			a := harmonicCollection(t, m, func(i int) float64 {
 				st := tc.wander * math.Sin(2*math.Pi*float64(i)/37)
 				if i >= 500 {
 					st += 3
 				}
-				e.ObservePCM(harmonic(nil, 140*math.Pow(2, st/12), 1, &phase), true)
-				if err := e.Add(spk.vectors(nil, 1)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a := e.Authenticity()
+				return 140 * math.Pow(2, st/12)
+			})
 			t.Logf("PitchShift %.2f semitones, PitchShiftZ %.2f", a.PitchShift, a.PitchShiftZ)
 			if a.PitchShift < 2 {
 				t.Errorf("PitchShift %.2f semitones, want the 3-semitone step", a.PitchShift)
