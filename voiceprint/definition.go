@@ -75,8 +75,9 @@ type AuthParams struct {
 	// consistency c, the pitch shift Δ in units of the voice's pitch
 	// spread (Authenticity.PitchShiftZ; earlier models fitted PitchSlope
 	// to the shift in semitones, and a binary reads its own embedded
-	// model only) and ℓ = ln(V/10 s) of the collection's voice V: consistency grows with the voice compared,
-	// so the factor asks more of a longer collection. Zero PitchSlope,
+	// model only) and ℓ = ln(V/10 s) of the collection's voice V:
+	// consistency grows with the voice compared, so the factor asks more
+	// of a longer collection. Zero PitchSlope,
 	// ConsistencyVoiceSlope and VoiceSlope (models made before them) leave
 	// those terms out.
 	ConsistencyMid        float64 `json:"consistency_mid"`

@@ -17,9 +17,9 @@
 // dimensions; the 16 best of those that can still matter (within 12 nats
 // of the best complete one) are completed over all dimensions and carry
 // the frame's posterior (Reynolds et al., "Speaker verification using
-// adapted Gaussian mixture models", 2000, for the top-C idea). The zeroth and first
-// order statistics of a collection give the speaker's MAP-adapted means
-// (relevance factor 16). Before scoring, both sides are projected away
+// adapted Gaussian mixture models", 2000, for the top-C idea). The zeroth
+// and first order statistics of a collection give the speaker's
+// MAP-adapted means (relevance factor 16). Before scoring, both sides are projected away
 // from the directions of largest within-speaker variability of the
 // training data (nuisance attribute projection, Solomonoff et al. 2005).
 // The score is the expected log-likelihood ratio per frame of the adapted
@@ -35,8 +35,8 @@
 // for every 10 ms hop of PCM with its voice decision, Add (or AddVectors)
 // for every vector the extractor emits. Both allocate nothing per frame and
 // cost about 3 µs per voiced frame of speech (see the benchmarks); an
-// Enroller holds about 92 KB whatever the length of the call. Template, Result and Authenticity
-// summarise at the end.
+// Enroller holds about 92 KB whatever the length of the call. Template,
+// Result and Authenticity summarise at the end.
 //
 // # Credential
 //
