@@ -642,20 +642,7 @@ func (c *collector) consistency() (cons, shift, shiftZ float64, segs int) {
 		}
 		g.offsets(oa, &pre)
 		g.offsets(ob, &post)
-		c.m.project(oa)
-		c.m.project(ob)
-		var dot, na, nr float64
-		for i := range oa {
-			x, y := float64(oa[i]), float64(ob[i])
-			dot += x * y
-			na += x * x
-			nr += y * y
-		}
-		cos := 0.0
-		if na > 0 && nr > 0 {
-			cos = dot / math.Sqrt(na*nr)
-		}
-		worst = math.Min(worst, cos)
+		worst = math.Min(worst, c.m.projectedCosine(oa, ob))
 	}
 	return worst, shift, shiftZ, nb
 }
