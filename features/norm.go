@@ -20,7 +20,9 @@ const varFloor = 1e-6
 //
 // The window statistics are the sums over the last win entered vectors,
 // kept in float64 and recomputed from the ring every win vectors so that
-// rounding cannot drift over a long call.
+// rounding cannot drift over a long call. A vector waiting to leave is
+// still in the ring (ahead < win), so only its values past nd are queued:
+// with variance normalisation, none.
 type slidingNorm struct {
 	dim, nd       int
 	win, ahead    int
@@ -28,18 +30,21 @@ type slidingNorm struct {
 	ring          []float32 // win × nd: the values of the last win vectors, vector f in slot f % win
 	n             int       // vectors entered since reset
 	sum, sq       []float64 // over the last min(n, win) vectors
-	queue         []float32 // (ahead+1) × dim: entered vectors not yet out, vector f in slot f % (ahead+1)
+	queue         []float32 // (ahead+1) × (dim−nd): the rest of the entered vectors not yet out, vector f in slot f % (ahead+1)
 	out           int       // vectors out since reset
 	tmpSum, tmpSq []float64 // scratch for drain
 }
 
+// newSlidingNorm returns a normaliser of vectors of dim values whose first
+// nd are normalised over windows of win vectors, ahead of them after the
+// vector (0 ≤ ahead < win).
 func newSlidingNorm(dim, nd, win, ahead int, variance bool) slidingNorm {
 	s := slidingNorm{
 		dim: dim, nd: nd, win: win, ahead: ahead, variance: variance,
 		ring:   make([]float32, win*nd),
 		sum:    make([]float64, nd),
 		tmpSum: make([]float64, nd),
-		queue:  make([]float32, (ahead+1)*dim),
+		queue:  make([]float32, (ahead+1)*(dim-nd)),
 	}
 	if variance {
 		s.sq = make([]float64, nd)
@@ -86,8 +91,10 @@ func (s *slidingNorm) add(out, v []float32) bool {
 	if s.n%s.win == 0 {
 		s.recompute()
 	}
-	q := (s.n - 1) % (s.ahead + 1)
-	copy(s.queue[q*s.dim:q*s.dim+s.dim], v[:s.dim])
+	if rest := s.dim - d; rest > 0 {
+		q := (s.n - 1) % (s.ahead + 1)
+		copy(s.queue[q*rest:q*rest+rest], v[d:s.dim])
+	}
 	if s.n-s.out <= s.ahead {
 		return false
 	}
@@ -127,10 +134,13 @@ func (s *slidingNorm) drain(dst []float32) ([]float32, int) {
 // pop writes the oldest queued vector to out, its first nd values
 // normalised with the sums over count vectors, and removes it.
 func (s *slidingNorm) pop(out []float32, sum, sq []float64, count int) {
-	q := s.out % (s.ahead + 1)
-	v := s.queue[q*s.dim : q*s.dim+s.dim]
-	out = out[:len(v)]
-	copy(out, v)
+	out = out[:s.dim]
+	slot := s.out % s.win
+	copy(out, s.ring[slot*s.nd:slot*s.nd+s.nd])
+	if rest := s.dim - s.nd; rest > 0 {
+		q := s.out % (s.ahead + 1)
+		copy(out[s.nd:], s.queue[q*rest:q*rest+rest])
+	}
 	s.out++
 	inv := 1 / float64(count)
 	sum = sum[:s.nd]
