@@ -5,9 +5,11 @@
 # Usage: scripts/capacity.sh NAME [replay flags...] FILE...
 #   NAME   the run's directory under ${OUT:-/tmp/earshot-capacity}: server.log,
 #          summary.json (the replay's --json summary, with its server and
-#          generator sections), replay.txt, cpu.pprof, heap.pprof, metrics.txt
+#          generator sections), replay.txt, cpu.pprof, heap.pprof (taken
+#          after a collection, so it is the live heap), metrics-profile.txt
+#          (the server's metrics then) and metrics.txt (at the end)
 # Env:     SERVER_ENV (e.g. GOGC=50) for the server only; PROFILE_AT seconds
-#          after the start to take a 15 s CPU profile and a heap profile
+#          after the start to take a 15 s CPU profile, then a heap profile
 #          (default 40; 0 for none); PORT (default 18080; +1 metrics, +2 pprof).
 #
 # Example (issue 6, target 1):
@@ -15,7 +17,7 @@
 #       /tmp/corpus-dev/calls/call_0*.wav
 set -euo pipefail
 if [[ $# -lt 2 || "$1" == -h || "$1" == --help ]]; then
-  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2
+  sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2
 fi
 name=$1; shift
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,7 +41,8 @@ key=$(field api_key); secret=$(field audiohook_client_secret)
 if [[ ${PROFILE_AT:-40} != 0 ]]; then
   ( sleep "${PROFILE_AT:-40}"
     curl -s -o "$out/cpu.pprof" "http://127.0.0.1:$((port + 2))/debug/pprof/profile?seconds=15"
-    curl -s -o "$out/heap.pprof" "http://127.0.0.1:$((port + 2))/debug/pprof/heap" ) &
+    curl -s -o "$out/heap.pprof" "http://127.0.0.1:$((port + 2))/debug/pprof/heap?gc=1"
+    curl -s -o "$out/metrics-profile.txt" "http://127.0.0.1:$((port + 1))/metrics" ) &
 fi
 status=0
 "$out/earshot" replay --url "ws://127.0.0.1:$port" --api-key "$key" --client-secret "$secret" --quiet \
