@@ -17,7 +17,7 @@
 #       /tmp/corpus-dev/calls/call_0*.wav
 set -euo pipefail
 if [[ $# -lt 2 || "$1" == -h || "$1" == --help ]]; then
-  sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2
+  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2
 fi
 name=$1; shift
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
