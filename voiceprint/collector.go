@@ -207,7 +207,7 @@ func (c *collector) addPacked(s *stats, p *packedStats) {
 		s.n[k] += n
 		for i := 0; i < d; i++ {
 			j := k*d + i
-			s.f[j] += n * (g.mean[j] + fromHalf(p.z[j])/g.isd[j])
+			s.f[j] += n * (g.mean[j] + fromHalf(p.z[j])*g.sd[j])
 		}
 	}
 	s.frames += p.frames
@@ -598,23 +598,17 @@ func (c *collector) consistency() (cons, shift, shiftZ float64, segs int) {
 		return 1, 0, 0, nb
 	}
 	var preP, postP [pitchBins]uint32
-	blk := make([]stats, c.nDone+1)
-	for i := range blk {
-		blk[i] = newStats(g)
-		if i < c.nDone {
-			c.addPacked(&blk[i], &c.done[i])
-		} else {
-			blk[i].addStats(&c.cur)
-		}
-	}
-	pre, post := newStats(g), newStats(g)
+	// The statistics before a boundary grow segment by segment; those
+	// after it are the rest of the total.
+	total, pre, post := newStats(g), newStats(g), newStats(g)
+	c.total(&total)
 	oa := make([]float32, g.k*g.d)
 	ob := make([]float32, g.k*g.d)
 	worst := 1.0
 	for b := 0; b+1 < nb; b++ {
-		pre.addStats(&blk[b])
+		c.addPacked(&pre, &c.done[b]) // b+1 < nb ≤ nDone+1: a completed segment
 		for j := range preP {
-			preP[j] += c.doneP[b][j] // b+1 < nb ≤ nDone+1: a completed segment
+			preP[j] += c.doneP[b][j]
 		}
 		if pre.frames < minSideFrames || c.frames-pre.frames < minSideFrames {
 			continue
@@ -634,10 +628,7 @@ func (c *collector) consistency() (cons, shift, shiftZ float64, segs int) {
 			shift = math.Max(shift, d)
 			shiftZ = math.Max(shiftZ, d/math.Max(spread, pitchMinSpread))
 		}
-		post.reset()
-		for j := b + 1; j < len(blk); j++ {
-			post.addStats(&blk[j])
-		}
+		post.difference(&total, &pre)
 		g.offsets(oa, &pre)
 		g.offsets(ob, &post)
 		worst = math.Min(worst, c.m.projectedCosine(oa, ob))

@@ -21,6 +21,7 @@ type ubm struct {
 	mean             []float32 // k·d, component major
 	prec             []float32 // k·d, 1/σ²
 	isd              []float32 // k·d, 1/σ
+	sd               []float32 // k·d, σ
 	gconst           []float32 // k: ln w − ½ Σ ln(2πσ²)
 	// preT holds the first pre dimensions of mean and ½·prec for the
 	// preselection pass, four components at a time: for each group of
@@ -38,6 +39,7 @@ func compileUBM(def *Definition) *ubm {
 		mean:      append([]float32(nil), def.Means...),
 		prec:      make([]float32, k*d),
 		isd:       make([]float32, k*d),
+		sd:        make([]float32, k*d),
 		gconst:    make([]float32, k),
 		relevance: float32(def.Relevance),
 	}
@@ -51,6 +53,7 @@ func compileUBM(def *Definition) *ubm {
 			v := float64(def.Variances[i])
 			g.prec[i] = float32(1 / v)
 			g.isd[i] = float32(1 / math.Sqrt(v))
+			g.sd[i] = float32(math.Sqrt(v))
 			s -= 0.5 * math.Log(2*math.Pi*v)
 		}
 		g.gconst[c] = float32(s)
@@ -282,6 +285,18 @@ func (s *stats) addStats(o *stats) {
 		s.f[i] += v
 	}
 	s.frames += o.frames
+}
+
+// difference sets s to a − b, the statistics of the frames of a that are
+// not in b.
+func (s *stats) difference(a, b *stats) {
+	for i := range s.n {
+		s.n[i] = a.n[i] - b.n[i]
+	}
+	for i := range s.f {
+		s.f[i] = a.f[i] - b.f[i]
+	}
+	s.frames = a.frames - b.frames
 }
 
 // offsets writes the whitened MAP mean offsets of the statistics into dst
