@@ -604,6 +604,13 @@ func (c *collector) consistency() (cons, shift, shiftZ float64, segs int) {
 	c.total(&total)
 	oa := make([]float32, g.k*g.d)
 	ob := make([]float32, g.k*g.d)
+	// The nuisance sums of the total, before and after the boundary, and
+	// the two sides' coefficients (see nuisanceSums).
+	rank := len(c.m.nuisance)
+	sums := make([]float64, 3*rank*g.k+2*rank)
+	sumT, sumA, sumB := sums[:rank*g.k], sums[rank*g.k:2*rank*g.k], sums[2*rank*g.k:3*rank*g.k]
+	ua, ub := sums[3*rank*g.k:3*rank*g.k+rank], sums[3*rank*g.k+rank:]
+	c.m.nuisanceSums(sumT, &total)
 	worst := 1.0
 	for b := 0; b+1 < nb; b++ {
 		c.addPacked(&pre, &c.done[b]) // b+1 < nb ≤ nDone+1: a completed segment
@@ -631,7 +638,13 @@ func (c *collector) consistency() (cons, shift, shiftZ float64, segs int) {
 		post.difference(&total, &pre)
 		g.offsets(oa, &pre)
 		g.offsets(ob, &post)
-		worst = math.Min(worst, c.m.projectedCosine(oa, ob))
+		c.m.nuisanceSums(sumA, &pre)
+		for i, t := range sumT {
+			sumB[i] = t - sumA[i]
+		}
+		c.m.nuisanceCoefficients(ua, sumA, &pre)
+		c.m.nuisanceCoefficients(ub, sumB, &post)
+		worst = math.Min(worst, projectedCosine(oa, ob, ua, ub))
 	}
 	return worst, shift, shiftZ, nb
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 
 	"github.com/earshot-voice/earshot/features"
 )
@@ -46,6 +45,11 @@ type compiled struct {
 	hash [sha256.Size]byte
 	// nuisance holds the rows of Definition.Nuisance.
 	nuisance [][]float32
+	// whiteNuisance holds each row divided by the component standard
+	// deviations, and nuisanceMeans each such row's inner products with
+	// the component means, k per row (see nuisanceSums).
+	whiteNuisance [][]float32
+	nuisanceMeans [][]float64
 }
 
 // ParseModel reads a model file (see Definition) and compiles it. The
@@ -63,7 +67,16 @@ func newModel(def *Definition, sum [sha256.Size]byte) Model {
 	c := &compiled{g: g, hash: sum}
 	kd := g.k * g.d
 	for r := 0; r < def.NuisanceRank; r++ {
-		c.nuisance = append(c.nuisance, def.Nuisance[r*kd:(r+1)*kd:(r+1)*kd])
+		u := def.Nuisance[r*kd : (r+1)*kd : (r+1)*kd]
+		w := make([]float32, kd)
+		m := make([]float64, g.k)
+		for j, x := range u {
+			w[j] = x * g.isd[j]
+			m[j/g.d] += float64(w[j]) * float64(g.mean[j])
+		}
+		c.nuisance = append(c.nuisance, u)
+		c.whiteNuisance = append(c.whiteNuisance, w)
+		c.nuisanceMeans = append(c.nuisanceMeans, m)
 	}
 	c.def = *def
 	c.def.Weights, c.def.Means, c.def.Variances, c.def.Nuisance = nil, nil, nil, nil
@@ -92,73 +105,6 @@ func (c *compiled) project(v []float32) {
 			v[i] -= dp * u[i]
 		}
 	}
-}
-
-// projectedCosine returns the cosine of a and b (len k·d) after the
-// nuisance projection, 0 when either projects to nothing. The directions
-// are orthonormal, so with P = I − UUᵀ, ⟨Pa, Pb⟩ = ⟨a, b⟩ − ⟨Uᵀa, Uᵀb⟩:
-// one pass over each direction for both vectors instead of projecting
-// each. It is the same value as projecting with project, to rounding.
-func (c *compiled) projectedCosine(a, b []float32) float64 {
-	ab, aa, bb := dot3(a, b)
-	for _, u := range c.nuisance {
-		ua, ub := dot2(u, a, b)
-		ab -= ua * ub
-		aa -= ua * ua
-		bb -= ub * ub
-	}
-	if aa <= 0 || bb <= 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
-// dot2 returns ⟨u, a⟩ and ⟨u, b⟩ (len(a), len(b) ≥ len(u)), accumulated
-// in float64 in four independent chains each, which the CPU overlaps.
-func dot2(u, a, b []float32) (ua, ub float64) {
-	a, b = a[:len(u)], b[:len(u)]
-	var a0, a1, a2, a3, b0, b1, b2, b3 float64
-	i := 0
-	for ; i+4 <= len(u); i += 4 {
-		u4, x4, y4 := u[i:i+4:i+4], a[i:i+4:i+4], b[i:i+4:i+4]
-		a0 += float64(u4[0]) * float64(x4[0])
-		a1 += float64(u4[1]) * float64(x4[1])
-		a2 += float64(u4[2]) * float64(x4[2])
-		a3 += float64(u4[3]) * float64(x4[3])
-		b0 += float64(u4[0]) * float64(y4[0])
-		b1 += float64(u4[1]) * float64(y4[1])
-		b2 += float64(u4[2]) * float64(y4[2])
-		b3 += float64(u4[3]) * float64(y4[3])
-	}
-	for ; i < len(u); i++ {
-		a0 += float64(u[i]) * float64(a[i])
-		b0 += float64(u[i]) * float64(b[i])
-	}
-	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
-}
-
-// dot3 returns ⟨a, b⟩, ⟨a, a⟩ and ⟨b, b⟩ (len(b) ≥ len(a)) in float64.
-func dot3(a, b []float32) (ab, aa, bb float64) {
-	b = b[:len(a)]
-	var ab1, aa1, bb1 float64
-	i := 0
-	for ; i+2 <= len(a); i += 2 {
-		x0, y0 := float64(a[i]), float64(b[i])
-		x1, y1 := float64(a[i+1]), float64(b[i+1])
-		ab += x0 * y0
-		aa += x0 * x0
-		bb += y0 * y0
-		ab1 += x1 * y1
-		aa1 += x1 * x1
-		bb1 += y1 * y1
-	}
-	for ; i < len(a); i++ {
-		x, y := float64(a[i]), float64(b[i])
-		ab += x * y
-		aa += x * x
-		bb += y * y
-	}
-	return ab + ab1, aa + aa1, bb + bb1
 }
 
 // String names the model for logs.
