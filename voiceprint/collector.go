@@ -607,9 +607,8 @@ func (c *collector) consistency() (cons, shift, shiftZ float64, segs int) {
 	// The nuisance sums of the total, before and after the boundary, and
 	// the two sides' coefficients (see nuisanceSums).
 	rank := len(c.m.nuisance)
-	sums := make([]float64, 3*rank*g.k+2*rank)
-	sumT, sumA, sumB := sums[:rank*g.k], sums[rank*g.k:2*rank*g.k], sums[2*rank*g.k:3*rank*g.k]
-	ua, ub := sums[3*rank*g.k:3*rank*g.k+rank], sums[3*rank*g.k+rank:]
+	sumT, sumA, sumB := make([]float64, rank*g.k), make([]float64, rank*g.k), make([]float64, rank*g.k)
+	ua, ub := make([]float64, rank), make([]float64, rank)
 	c.m.nuisanceSums(sumT, &total)
 	worst := 1.0
 	for b := 0; b+1 < nb; b++ {
