@@ -180,3 +180,12 @@ func shareAtLeast(xs []float64, t float64) float64 {
 	}
 	return float64(n) / float64(len(xs))
 }
+
+// shareBelow returns the fraction of xs below t: 1 − shareAtLeast, and
+// 0 for no xs.
+func shareBelow(xs []float64, t float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return 1 - shareAtLeast(xs, t)
+}

@@ -238,3 +238,27 @@ func TestPartners(t *testing.T) {
 		}
 	}
 }
+
+func TestShares(t *testing.T) {
+	tests := []struct {
+		name           string
+		xs             []float64
+		t              float64
+		atLeast, below float64
+	}{
+		{"none", nil, 0.5, 0, 0},
+		{"all above", []float64{0.9, 1}, 0.5, 1, 0},
+		{"all below", []float64{0, 0.1}, 0.5, 0, 1},
+		{"at the threshold counts as at least", []float64{0.5, 0.4, 0.6, 0.1}, 0.5, 0.5, 0.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := shareAtLeast(tc.xs, tc.t); got != tc.atLeast {
+				t.Errorf("shareAtLeast = %v, want %v", got, tc.atLeast)
+			}
+			if got := shareBelow(tc.xs, tc.t); got != tc.below {
+				t.Errorf("shareBelow = %v, want %v", got, tc.below)
+			}
+		})
+	}
+}

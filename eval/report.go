@@ -326,18 +326,9 @@ func (r *runner) report(wall time.Duration) *Report {
 		a.Collections = append(a.Collections, r.authCollection("loop", l.spks, l.utts, l.auth, l.voice))
 	}
 	a.GenuinePassRate = shareAtLeast(gen, a.Threshold)
-	a.MixRejectRate = 1 - shareAtLeast(mix, a.Threshold)
-	a.MixAdjacentRejectRate, a.MixAdjacent = 1-shareAtLeast(adjacent, a.Threshold), len(adjacent)
-	a.LoopRejectRate = 1 - shareAtLeast(loop, a.Threshold)
-	if len(mix) == 0 {
-		a.MixRejectRate = 0
-	}
-	if len(adjacent) == 0 {
-		a.MixAdjacentRejectRate = 0
-	}
-	if len(loop) == 0 {
-		a.LoopRejectRate = 0
-	}
+	a.MixRejectRate = shareBelow(mix, a.Threshold)
+	a.MixAdjacentRejectRate, a.MixAdjacent = shareBelow(adjacent, a.Threshold), len(adjacent)
+	a.LoopRejectRate = shareBelow(loop, a.Threshold)
 	a.Genuine, a.Mix, a.Loop = genSet.summary(), mixSet.summary(), loopSet.summary()
 
 	rep.Speed = SpeedReport{AudioSeconds: sp.audio, PipelineSeconds: sp.elapsed.Seconds(),
