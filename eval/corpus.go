@@ -20,7 +20,9 @@ type Segment struct{ Start, End float64 }
 type Utterance struct {
 	// Line is the row's line in manifest.csv (the header is line 1).
 	Line int
-	// WAV and ULaw are the audio files, relative to the corpus directory.
+	// Dir is the directory of the corpus the utterance belongs to.
+	Dir string
+	// WAV and ULaw are the audio files, relative to Dir.
 	// The µ-law file is read when present (it is what a call carries); the
 	// WAV otherwise.
 	WAV, ULaw string
@@ -52,8 +54,10 @@ func (u *Utterance) SpeechSeconds() float64 {
 // channel 1 the caller (external leg), channel 2 the agent (internal).
 type Call struct {
 	Line int
+	// Dir is the directory of the corpus the call belongs to.
+	Dir string
 	// File is the interleaved stereo µ-law file, WAV the same call as a
-	// WAV; both relative to the corpus directory. File is read when set.
+	// WAV; both relative to Dir. File is read when set.
 	File, WAV    string
 	SegmentsFile string
 	DurationS    float64
@@ -61,10 +65,13 @@ type Call struct {
 	Caller, Agent []Segment
 }
 
-// Corpus is a labelled corpus as make-corpus.sh writes it. Utterances are
-// sorted by speaker and utterance id, calls by file name, so that a run
-// does not depend on the order of the manifest's rows.
+// Corpus is a labelled corpus as make-corpus.sh writes it, or several
+// merged into one (Merge). Utterances are sorted by speaker and utterance
+// id, calls by file name, so that a run does not depend on the order of
+// the manifest's rows.
 type Corpus struct {
+	// Dir is the corpus directory; for a merged corpus, the directories
+	// joined by commas.
 	Dir        string
 	Utterances []Utterance
 	Calls      []Call
@@ -100,6 +107,7 @@ func Load(dir string) (*Corpus, error) {
 	}
 	for i := range c.Utterances {
 		u := &c.Utterances[i]
+		u.Dir = dir
 		b, ok := base[u.Speaker]
 		if !ok {
 			return nil, fmt.Errorf("%w: manifest.csv line %d: speaker %q is not in speakers.csv", ErrCorpus, u.Line, u.Speaker)
@@ -123,6 +131,7 @@ func Load(dir string) (*Corpus, error) {
 	}
 	for i := range c.Calls {
 		call := &c.Calls[i]
+		call.Dir = dir
 		if err := readFile(dir, call.SegmentsFile, func(r io.Reader) (err error) {
 			call.Caller, call.Agent, err = ParseCallSegments(r, call.SegmentsFile)
 			return err

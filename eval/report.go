@@ -121,6 +121,10 @@ type VerifyRep struct {
 	// holds at least the model's MinVoiceSeconds of voice: those a live
 	// verify session would score.
 	LongTests TrialSubset `json:"long_tests"`
+	// BySource repeats the figures for the trials whose enrolment and test
+	// speakers are both of one source (real, synthetic); a trial across
+	// sources counts in none.
+	BySource map[string]SourceVerify `json:"by_source"`
 }
 
 // TrialSubset is the EER of a subset of the trials.
@@ -153,9 +157,13 @@ type AuthReport struct {
 	MixAdjacentRejectRate float64 `json:"mix_adjacent_reject_rate"`
 	MixAdjacent           int     `json:"mix_adjacent"`
 	LoopRejectRate        float64 `json:"loop_reject_rate"`
-	Genuine               AuthSet `json:"genuine"`
-	Mix                   AuthSet `json:"mix"`
-	Loop                  AuthSet `json:"loop"`
+	// BySource repeats the rates for the collections whose speakers are
+	// all of one source (a mix of a real and a synthetic voice counts in
+	// neither).
+	BySource map[string]SourceAuth `json:"by_source"`
+	Genuine  AuthSet               `json:"genuine"`
+	Mix      AuthSet               `json:"mix"`
+	Loop     AuthSet               `json:"loop"`
 	// Collections lists every collection measured, in run order.
 	Collections []AuthCollection `json:"collections"`
 }
@@ -242,6 +250,7 @@ func (r *runner) report(wall time.Duration) *Report {
 	v.EnrolSeconds = r.opts.EnrolSeconds
 	v.Threshold = r.m.DefaultSimilarityThreshold
 	var enrolVoice, testVoice, genuine, impostor, longGen, longImp []float64
+	var sourced []sourcedTrial
 	for _, e := range r.enrolments {
 		sp.merge(e.timing)
 		if e.tmpl == nil {
@@ -254,11 +263,12 @@ func (r *runner) report(wall time.Duration) *Report {
 		}
 		enrolVoice = append(enrolVoice, e.voice)
 	}
-	for _, res := range r.uttResults {
+	for i, res := range r.uttResults {
 		if res.voice == 0 {
 			v.TestsWithoutVoice++
 			continue
 		}
+		testSrc := r.src[r.speakerOf(i)]
 		testVoice = append(testVoice, res.voice)
 		if res.voice < r.m.MinVoiceSeconds {
 			v.TestsBelowMinVoice++
@@ -266,6 +276,8 @@ func (r *runner) report(wall time.Duration) *Report {
 		long := res.voice >= r.m.MinVoiceSeconds
 		for _, t := range res.trials {
 			rep.Trials = append(rep.Trials, Trial{Genuine: t.genuine, Score: t.score, Raw: t.raw, TestVoiceSeconds: res.voice})
+			src := commonSource(r.src[r.enrolments[t.enrolment].spk], testSrc)
+			sourced = append(sourced, sourcedTrial{source: src, genuine: t.genuine, score: t.score})
 			switch {
 			case t.genuine:
 				genuine = append(genuine, t.score)
@@ -292,6 +304,7 @@ func (r *runner) report(wall time.Duration) *Report {
 		slices.Sort(impostor)
 		v.FalseRejectRate, v.FalseAcceptRate = Rates(genuine, impostor, v.Threshold)
 	}
+	v.BySource = verifyBySource(sourced, v.Threshold)
 	v.LongTests = TrialSubset{GenuineTrials: len(longGen), ImpostorTrials: len(longImp)}
 	if eer, _, err := EER(longGen, longImp); err == nil {
 		v.LongTests.EER = &eer
@@ -302,7 +315,9 @@ func (r *runner) report(wall time.Duration) *Report {
 	a.Threshold = r.opts.AuthenticityThreshold
 	var gen, mix, adjacent, loop []float64
 	var genSet, mixSet, loopSet authSamples
+	var cols []sourcedCollection
 	for _, e := range r.enrolments {
+		cols = append(cols, sourcedCollection{source: r.src[e.spk], kind: "genuine", score: e.auth.Score})
 		gen = append(gen, e.auth.Score)
 		genSet.add(e.auth, e.voice)
 		a.Collections = append(a.Collections, r.authCollection("genuine", []int{e.spk}, e.utts, e.auth, e.voice))
@@ -310,6 +325,7 @@ func (r *runner) report(wall time.Duration) *Report {
 	for _, m := range r.mixes {
 		sp.merge(m.timing)
 		mix = append(mix, m.auth.Score)
+		cols = append(cols, sourcedCollection{source: commonSource(r.src[m.spks[0]], r.src[m.spks[1]]), kind: "mix", score: m.auth.Score})
 		if m.adjacent {
 			adjacent = append(adjacent, m.auth.Score)
 		}
@@ -322,6 +338,7 @@ func (r *runner) report(wall time.Duration) *Report {
 		}
 		sp.merge(l.timing)
 		loop = append(loop, l.auth.Score)
+		cols = append(cols, sourcedCollection{source: r.src[l.spks[0]], kind: "loop", score: l.auth.Score})
 		loopSet.add(l.auth, l.voice)
 		a.Collections = append(a.Collections, r.authCollection("loop", l.spks, l.utts, l.auth, l.voice))
 	}
@@ -329,6 +346,7 @@ func (r *runner) report(wall time.Duration) *Report {
 	a.MixRejectRate = shareBelow(mix, a.Threshold)
 	a.MixAdjacentRejectRate, a.MixAdjacent = shareBelow(adjacent, a.Threshold), len(adjacent)
 	a.LoopRejectRate = shareBelow(loop, a.Threshold)
+	a.BySource = authBySource(cols, a.Threshold)
 	a.Genuine, a.Mix, a.Loop = genSet.summary(), mixSet.summary(), loopSet.summary()
 
 	rep.Speed = SpeedReport{AudioSeconds: sp.audio, PipelineSeconds: sp.elapsed.Seconds(),
@@ -447,6 +465,15 @@ func (rep *Report) WriteText(w io.Writer) error {
 		p("  tests with ≥ %.1f s of voice only: EER %.2f %% (%d genuine, %d impostor trials)\n",
 			rep.Model.MinVoiceSeconds, 100**l.EER, l.GenuineTrials, l.ImpostorTrials)
 	}
+	for _, k := range sortedKeys(v.BySource) {
+		s := v.BySource[k]
+		if s.EER == nil {
+			p("  %-10s EER: no trials (%d genuine, %d impostor)\n", k, s.GenuineTrials, s.ImpostorTrials)
+			continue
+		}
+		p("  %-10s EER %5.2f %%, at the default threshold false reject %5.2f %%, false accept %5.2f %% (%d genuine, %d impostor)\n",
+			k, 100**s.EER, 100*s.FalseRejectRate, 100*s.FalseAcceptRate, s.GenuineTrials, s.ImpostorTrials)
+	}
 	p("  genuine scores  %s\n  impostor scores %s\n", distText(v.Genuine), distText(v.Impostor))
 
 	a := rep.Auth
@@ -459,6 +486,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 		a.MixAdjacent, 100*a.MixAdjacentRejectRate)
 	p("  loop    (%d): reject %5.1f %%  target ≥ %.0f %%: %s\n", a.Loop.Score.N, 100*a.LoopRejectRate,
 		100*targetReject, mark(a.LoopRejectRate >= targetReject))
+	for _, k := range sortedKeys(a.BySource) {
+		s := a.BySource[k]
+		p("  %-10s genuine pass %5.1f %% (%d), mixes rejected %5.1f %% (%d), loops rejected %5.1f %% (%d)\n",
+			k, 100*s.GenuinePassRate, s.Genuine, 100*s.MixRejectRate, s.Mixes, 100*s.LoopRejectRate, s.Loops)
+	}
 	for _, s := range []struct {
 		name string
 		set  AuthSet

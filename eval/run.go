@@ -98,6 +98,7 @@ type runner struct {
 
 	spks  []string
 	base  []string // base voice per speaker
+	src   []string // source (real, synthetic) per speaker
 	utts  [][]int  // utterance indexes per speaker, in id order
 	capFr int      // enrolment voice in frames
 
@@ -186,6 +187,7 @@ func newRunner(c *Corpus, opts Options) *runner {
 		if len(r.spks) == 0 || r.spks[len(r.spks)-1] != u.Speaker {
 			r.spks = append(r.spks, u.Speaker)
 			r.base = append(r.base, u.BaseVoice)
+			r.src = append(r.src, u.Source)
 			r.utts = append(r.utts, nil)
 		}
 		k := len(r.spks) - 1
@@ -302,7 +304,7 @@ func (r *runner) parallel(ctx context.Context, n int, fn func(w *worker, i int) 
 // load reads utterance i's audio.
 func (r *runner) load(i int) (*audio, error) {
 	u := &r.c.Utterances[i]
-	a, err := loadAudio(r.c.Dir, u.ULaw, u.WAV, 1)
+	a, err := loadAudio(u.Dir, u.ULaw, u.WAV, 1)
 	if err != nil {
 		return nil, fmt.Errorf("utterance %s: %w", u.ID, err)
 	}
@@ -517,7 +519,7 @@ func loopPiece(u *Utterance) ([2]float64, bool) {
 func (r *runner) callLeg(i int) error {
 	call := &r.c.Calls[i/2]
 	leg := i % 2
-	a, err := loadAudio(r.c.Dir, call.File, call.WAV, 2)
+	a, err := loadAudio(call.Dir, call.File, call.WAV, 2)
 	if err != nil {
 		return fmt.Errorf("call %s: %w", call.File+call.WAV, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/earshot-voice/earshot/eval"
 	"github.com/earshot-voice/earshot/voiceprint"
@@ -17,22 +18,24 @@ func evalCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("earshot eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: earshot eval --corpus DIR [--json FILE] [--model HASH]\n\n"+
-			"Measures the audio path on a labelled corpus made by make-corpus.sh (format and protocol in\n"+
-			"docs/EVALUATION.md): VAD frame precision/recall/F1, speaker-verification EER, authenticity\n"+
-			"of genuine, two-speaker and looped collections, and × real time.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: earshot eval --corpus DIR [--corpus DIR …] [--json FILE] [--model HASH]\n\n"+
+			"Measures the audio path on labelled corpora (format and protocol in docs/EVALUATION.md):\n"+
+			"VAD frame precision/recall/F1, speaker-verification EER, authenticity of genuine,\n"+
+			"two-speaker and looped collections, each also by source (real, synthetic voices), and\n"+
+			"× real time. Several corpora are measured together, their speakers kept apart.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	var (
-		dir, jsonFile, hash string
+		dirs           stringList
+		jsonFile, hash string
 	)
-	fs.StringVar(&dir, "corpus", "", "corpus directory (manifest.csv, speakers.csv, calls.csv)")
+	fs.Var(&dirs, "corpus", "corpus directory (manifest.csv, speakers.csv, calls.csv); repeat for several")
 	fs.StringVar(&jsonFile, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&hash, "model", "", "model_hash of the speaker model to measure (default: the first built-in model)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if dir == "" || fs.NArg() > 0 {
+	if len(dirs) == 0 || fs.NArg() > 0 {
 		fs.Usage()
 		return errors.New("eval needs --corpus DIR and no arguments")
 	}
@@ -50,10 +53,15 @@ func evalCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("eval: no built-in model has hash %q", hash)
 		}
 	}
-	corpus, err := eval.Load(dir)
-	if err != nil {
-		return err
+	corpora := make([]*eval.Corpus, 0, len(dirs))
+	for _, dir := range dirs {
+		c, err := eval.Load(dir)
+		if err != nil {
+			return err
+		}
+		corpora = append(corpora, c)
 	}
+	corpus := eval.Merge(corpora...)
 	opts := eval.Options{Model: model}
 	opts.Progress = stderr
 	if isTerminal(stderr) {
@@ -71,5 +79,18 @@ func evalCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	}
+	return nil
+}
+
+// stringList is a flag that may be repeated; each use appends a value.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	if v == "" {
+		return errors.New("empty value")
+	}
+	*l = append(*l, v)
 	return nil
 }

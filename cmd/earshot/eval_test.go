@@ -15,10 +15,11 @@ import (
 
 // evalCorpus writes a corpus of the three shared fixtures, named as WAVs
 // by the manifest: speaker a (two files, one of them twice, so that every
-// enrolment leaves a genuine test) and b (one) of different base voices.
-func evalCorpus(t *testing.T) string {
+// enrolment leaves a genuine test) and b (one) of different base voices,
+// all of the given source.
+func evalCorpus(t *testing.T, source string) string {
 	dir := t.TempDir()
-	manifest := "wav,speaker,utterance,condition,segments,text\n"
+	manifest := "wav,speaker,utterance,condition,segments,source,text\n"
 	for _, r := range []struct{ file, spk, id, segs string }{
 		{"enrol-s01.wav", "a", "a_1", "0.25-4.94;5.44-11.34"},
 		{"verify-s01.wav", "a", "a_2", "0.25-3.81;4.31-7.45"},
@@ -33,7 +34,7 @@ func evalCorpus(t *testing.T) string {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		manifest += fmt.Sprintf("%s,%s,%s,telephone,%s,\"Hello, world\"\n", name, r.spk, r.id, r.segs)
+		manifest += fmt.Sprintf("%s,%s,%s,telephone,%s,%s,\"Hello, world\"\n", name, r.spk, r.id, r.segs, source)
 	}
 	for name, data := range map[string]string{
 		"manifest.csv": manifest,
@@ -47,7 +48,7 @@ func evalCorpus(t *testing.T) string {
 }
 
 func TestEvalCommand(t *testing.T) {
-	dir := evalCorpus(t)
+	dir := evalCorpus(t, "synthetic")
 	jsonFile := filepath.Join(t.TempDir(), "eval.json")
 	var stdout, stderr strings.Builder
 	if err := run(t.Context(), []string{"eval", "--corpus", dir, "--json", jsonFile}, &stdout, &stderr); err != nil {
@@ -92,8 +93,72 @@ func TestEvalCommand(t *testing.T) {
 	}
 }
 
+// TestEvalCommandCorpora measures two corpora in one run: their speakers
+// are kept apart (four speakers, each corpus's a the impostor of the
+// other's), and the figures are also reported by source.
+func TestEvalCommandCorpora(t *testing.T) {
+	synth, real := evalCorpus(t, "synthetic"), evalCorpus(t, "real")
+	jsonFile := filepath.Join(t.TempDir(), "eval.json")
+	var stdout, stderr strings.Builder
+	if err := run(t.Context(), []string{"eval", "--corpus", synth, "--corpus", real, "--json", jsonFile}, &stdout, &stderr); err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "8 utterances of 4 speakers") {
+		t.Errorf("report does not count both corpora's speakers apart:\n%s", stdout.String())
+	}
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rates struct {
+		EER             *float64 `json:"eer"`
+		FalseRejectRate *float64 `json:"false_reject_rate"`
+		FalseAcceptRate *float64 `json:"false_accept_rate"`
+		GenuineTrials   int      `json:"genuine_trials"`
+		ImpostorTrials  int      `json:"impostor_trials"`
+	}
+	type auth struct {
+		GenuinePassRate *float64 `json:"genuine_pass_rate"`
+		MixRejectRate   *float64 `json:"mix_reject_rate"`
+		LoopRejectRate  *float64 `json:"loop_reject_rate"`
+		Mixes           int      `json:"mixes"`
+	}
+	var doc struct {
+		Verification struct {
+			ImpostorTrials int              `json:"impostor_trials"`
+			BySource       map[string]rates `json:"by_source"`
+		} `json:"verification"`
+		Authenticity struct {
+			Mix struct {
+				Score struct {
+					N int `json:"n"`
+				} `json:"score"`
+			} `json:"mix"`
+			BySource map[string]auth `json:"by_source"`
+		} `json:"authenticity"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var within, mixes int
+	for _, src := range []string{"real", "synthetic"} {
+		v, a := doc.Verification.BySource[src], doc.Authenticity.BySource[src]
+		if v.EER == nil || v.FalseRejectRate == nil || v.FalseAcceptRate == nil || v.GenuineTrials == 0 ||
+			a.GenuinePassRate == nil || a.MixRejectRate == nil || a.LoopRejectRate == nil {
+			t.Errorf("by_source.%s lacks figures:\n%s", src, data)
+		}
+		within += v.ImpostorTrials
+		mixes += a.Mixes
+	}
+	// The trials and mixes across the two corpora count in neither source.
+	if within >= doc.Verification.ImpostorTrials || mixes >= doc.Authenticity.Mix.Score.N {
+		t.Errorf("impostor trials %d of %d, mixes %d of %d by source: the cross-source ones were counted",
+			within, doc.Verification.ImpostorTrials, mixes, doc.Authenticity.Mix.Score.N)
+	}
+}
+
 func TestEvalCommandErrors(t *testing.T) {
-	dir := evalCorpus(t)
+	dir := evalCorpus(t, "synthetic")
 	tests := []struct {
 		name string
 		args []string
