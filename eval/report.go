@@ -40,6 +40,9 @@ type Trial struct {
 	Score, Raw float64
 	// TestVoiceSeconds is the voice of the test utterance.
 	TestVoiceSeconds float64
+	// Source is the source of both the enrolment and the test speaker
+	// (real, synthetic), or "" when they differ.
+	Source string
 }
 
 // ModelInfo names the measured model.
@@ -170,8 +173,11 @@ type AuthReport struct {
 
 // AuthCollection is one authenticity collection and what was measured.
 type AuthCollection struct {
-	Kind         string   `json:"kind"` // genuine, mix or loop
-	Speakers     []string `json:"speakers"`
+	Kind     string   `json:"kind"` // genuine, mix or loop
+	Speakers []string `json:"speakers"`
+	// Source is the source of all its speakers (real, synthetic), or ""
+	// when they differ.
+	Source       string   `json:"source"`
 	Utterances   []string `json:"utterances"`
 	VoiceSeconds float64  `json:"voice_seconds"`
 	Score        float64  `json:"score"`
@@ -275,8 +281,8 @@ func (r *runner) report(wall time.Duration) *Report {
 		}
 		long := res.voice >= r.m.MinVoiceSeconds
 		for _, t := range res.trials {
-			rep.Trials = append(rep.Trials, Trial{Genuine: t.genuine, Score: t.score, Raw: t.raw, TestVoiceSeconds: res.voice})
 			src := commonSource(r.src[r.enrolments[t.enrolment].spk], testSrc)
+			rep.Trials = append(rep.Trials, Trial{Genuine: t.genuine, Score: t.score, Raw: t.raw, TestVoiceSeconds: res.voice, Source: src})
 			sourced = append(sourced, sourcedTrial{source: src, genuine: t.genuine, score: t.score})
 			switch {
 			case t.genuine:
@@ -315,9 +321,7 @@ func (r *runner) report(wall time.Duration) *Report {
 	a.Threshold = r.opts.AuthenticityThreshold
 	var gen, mix, adjacent, loop []float64
 	var genSet, mixSet, loopSet authSamples
-	var cols []sourcedCollection
 	for _, e := range r.enrolments {
-		cols = append(cols, sourcedCollection{source: r.src[e.spk], kind: "genuine", score: e.auth.Score})
 		gen = append(gen, e.auth.Score)
 		genSet.add(e.auth, e.voice)
 		a.Collections = append(a.Collections, r.authCollection("genuine", []int{e.spk}, e.utts, e.auth, e.voice))
@@ -325,7 +329,6 @@ func (r *runner) report(wall time.Duration) *Report {
 	for _, m := range r.mixes {
 		sp.merge(m.timing)
 		mix = append(mix, m.auth.Score)
-		cols = append(cols, sourcedCollection{source: commonSource(r.src[m.spks[0]], r.src[m.spks[1]]), kind: "mix", score: m.auth.Score})
 		if m.adjacent {
 			adjacent = append(adjacent, m.auth.Score)
 		}
@@ -338,7 +341,6 @@ func (r *runner) report(wall time.Duration) *Report {
 		}
 		sp.merge(l.timing)
 		loop = append(loop, l.auth.Score)
-		cols = append(cols, sourcedCollection{source: r.src[l.spks[0]], kind: "loop", score: l.auth.Score})
 		loopSet.add(l.auth, l.voice)
 		a.Collections = append(a.Collections, r.authCollection("loop", l.spks, l.utts, l.auth, l.voice))
 	}
@@ -346,7 +348,7 @@ func (r *runner) report(wall time.Duration) *Report {
 	a.MixRejectRate = shareBelow(mix, a.Threshold)
 	a.MixAdjacentRejectRate, a.MixAdjacent = shareBelow(adjacent, a.Threshold), len(adjacent)
 	a.LoopRejectRate = shareBelow(loop, a.Threshold)
-	a.BySource = authBySource(cols, a.Threshold)
+	a.BySource = authBySource(a.Collections, a.Threshold)
 	a.Genuine, a.Mix, a.Loop = genSet.summary(), mixSet.summary(), loopSet.summary()
 
 	rep.Speed = SpeedReport{AudioSeconds: sp.audio, PipelineSeconds: sp.elapsed.Seconds(),
@@ -377,8 +379,13 @@ func (s *authSamples) add(a voiceprint.Authenticity, voice float64) {
 func (r *runner) authCollection(kind string, spks, utts []int, a voiceprint.Authenticity, voice float64) AuthCollection {
 	c := AuthCollection{Kind: kind, VoiceSeconds: voice, Score: a.Score, Consistency: a.Consistency, PitchShift: a.PitchShift,
 		PitchShiftZ: a.PitchShiftZ, Segments: a.Segments, SNRdB: a.SNRdB, Clipping: a.Clipping, Loop: a.Loop}
-	for _, k := range spks {
+	for i, k := range spks {
 		c.Speakers = append(c.Speakers, r.spks[k])
+		if i == 0 {
+			c.Source = r.src[k]
+		} else {
+			c.Source = commonSource(c.Source, r.src[k])
+		}
 	}
 	for _, u := range utts {
 		c.Utterances = append(c.Utterances, r.c.Utterances[u].ID)

@@ -320,14 +320,15 @@ func (r *runner) load(i int) (*audio, error) {
 // different conditions (noise, codec, level), and one stream through them
 // would put a change of channel every few seconds inside the features'
 // centred 3 s normalisation window, which no call has. A loop repeats one
-// utterance and stays one stream. The pipeline is made on the first
-// source, whose format the others must share.
+// utterance and stays one stream. A pipeline is made for the first
+// source's format, and again whenever a source of another format follows
+// (utterances of merged corpora may differ: µ-law files and WAVs).
 type collect struct {
 	r      *runner
 	s      *sink
 	st     *stream
-	first  *audio
-	played []int // utterances of which audio was written, in order
+	done   timing // the streams before st
+	played []int  // utterances of which audio was written, in order
 }
 
 func (r *runner) newCollect() *collect {
@@ -336,16 +337,18 @@ func (r *runner) newCollect() *collect {
 
 // play writes data (audio of utterance u, in a's format) until stop.
 func (c *collect) play(u int, a *audio, data []byte, stop func() bool) error {
+	if c.st != nil && !c.st.a.sameFormat(a) {
+		c.st.flush()
+		c.done.add(c.st)
+		c.st = nil
+	}
 	if c.st == nil {
 		st, err := newStream(a, 0, -1, c.r.m.Features, c.s)
 		if err != nil {
 			return err
 		}
-		c.st, c.first = st, a
-	} else if !c.first.sameFormat(a) {
-		return fmt.Errorf("%w: utterances of one collection differ in format", ErrAudio)
-	}
-	if len(c.played) > 0 && c.played[len(c.played)-1] != u {
+		c.st = st
+	} else if len(c.played) > 0 && c.played[len(c.played)-1] != u {
 		// Another recording: end the stream and start the next one, as a
 		// call would (see collect).
 		c.st.flush()
@@ -365,6 +368,7 @@ func (c *collect) finish() (t timing, voice float64, err error) {
 		return t, 0, nil
 	}
 	c.st.flush()
+	t = c.done
 	t.add(c.st)
 	if c.s.err != nil {
 		return t, 0, c.s.err

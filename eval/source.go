@@ -78,23 +78,16 @@ func verifyBySource(trials []sourcedTrial, threshold float64) map[string]SourceV
 	return out
 }
 
-// sourcedCollection is an authenticity collection's score with its kind
-// (genuine, mix or loop) and the source it belongs to.
-type sourcedCollection struct {
-	source, kind string
-	score        float64
-}
-
 // authBySource splits the collections by source and measures each
 // source's pass and reject rates at threshold; collections of no source
 // count in none.
-func authBySource(cols []sourcedCollection, threshold float64) map[string]SourceAuth {
+func authBySource(cols []AuthCollection, threshold float64) map[string]SourceAuth {
 	byKind := map[string]map[string][]float64{"genuine": {}, "mix": {}, "loop": {}}
 	for _, c := range cols {
-		if c.source == "" || byKind[c.kind] == nil {
+		if c.Source == "" || byKind[c.Kind] == nil {
 			continue
 		}
-		byKind[c.kind][c.source] = append(byKind[c.kind][c.source], c.score)
+		byKind[c.Kind][c.Source] = append(byKind[c.Kind][c.Source], c.Score)
 	}
 	out := map[string]SourceAuth{}
 	for _, src := range sourcesOf(byKind["genuine"], byKind["mix"], byKind["loop"]) {

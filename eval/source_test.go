@@ -75,13 +75,13 @@ func TestVerifyBySource(t *testing.T) {
 }
 
 func TestAuthBySource(t *testing.T) {
-	cols := []sourcedCollection{
-		{"real", "genuine", 0.9}, {"real", "genuine", 0.7},
-		{"real", "mix", 0.1}, {"real", "mix", 0.85}, {"real", "mix", 0.2}, {"real", "mix", 0.3},
-		{"real", "loop", 0.0},
-		{"synthetic", "genuine", 0.99}, {"synthetic", "loop", 0.95},
-		{"", "mix", 0.99}, // a real voice mixed with a synthetic one: neither
-		{"real", "overlap", 0.5},
+	cols := []AuthCollection{
+		{Source: "real", Kind: "genuine", Score: 0.9}, {Source: "real", Kind: "genuine", Score: 0.7},
+		{Source: "real", Kind: "mix", Score: 0.1}, {Source: "real", Kind: "mix", Score: 0.85}, {Source: "real", Kind: "mix", Score: 0.2}, {Source: "real", Kind: "mix", Score: 0.3},
+		{Source: "real", Kind: "loop", Score: 0.0},
+		{Source: "synthetic", Kind: "genuine", Score: 0.99}, {Source: "synthetic", Kind: "loop", Score: 0.95},
+		{Source: "", Kind: "mix", Score: 0.99}, // a real voice mixed with a synthetic one: neither
+		{Source: "real", Kind: "overlap", Score: 0.5},
 	}
 	got := authBySource(cols, 0.8)
 	for _, tc := range []struct {
