@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/earshot-voice/earshot/eval"
@@ -32,6 +33,8 @@ func evalCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Var(&dirs, "corpus", "corpus directory (manifest.csv, speakers.csv, calls.csv); repeat for several")
 	fs.StringVar(&jsonFile, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&hash, "model", "", "model_hash of the speaker model to measure (default: the first built-in model)")
+	var modelFile string
+	fs.StringVar(&modelFile, "model-file", "", "measure this model file (the training command's output) instead of a built-in model")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,13 +44,24 @@ func evalCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	reg := voiceprint.NewRegistry()
 	var model voiceprint.Model
-	if hash == "" {
+	switch {
+	case modelFile != "" && hash != "":
+		return errors.New("eval: --model and --model-file exclude each other")
+	case modelFile != "":
+		data, err := os.ReadFile(modelFile)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		if model, err = voiceprint.ParseModel(data); err != nil {
+			return fmt.Errorf("eval: %s: %w", modelFile, err)
+		}
+	case hash == "":
 		models := reg.Models()
 		if len(models) == 0 {
 			return errors.New("eval: this build has no speaker model")
 		}
 		model = models[0]
-	} else {
+	default:
 		var ok bool
 		if model, ok = reg.Lookup(hash); !ok {
 			return fmt.Errorf("eval: no built-in model has hash %q", hash)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/earshot-voice/earshot/eval"
+	"github.com/earshot-voice/earshot/voiceprint"
 )
 
 // evalCorpus writes a corpus of the three shared fixtures, named as WAVs
@@ -159,6 +160,10 @@ func TestEvalCommandCorpora(t *testing.T) {
 
 func TestEvalCommandErrors(t *testing.T) {
 	dir := evalCorpus(t, "synthetic")
+	notModel := filepath.Join(t.TempDir(), "not-a-model.bin")
+	if err := os.WriteFile(notModel, []byte("EVPMODL1 but nothing after"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -169,6 +174,9 @@ func TestEvalCommandErrors(t *testing.T) {
 		{"argument", []string{"eval", "--corpus", dir, "extra"}, nil, "no arguments"},
 		{"unknown model", []string{"eval", "--corpus", dir, "--model", "beef"}, nil, `no built-in model has hash "beef"`},
 		{"not a corpus", []string{"eval", "--corpus", t.TempDir()}, eval.ErrCorpus, "speakers.csv"},
+		{"both models", []string{"eval", "--corpus", dir, "--model", "beef", "--model-file", notModel}, nil, "exclude each other"},
+		{"no model file", []string{"eval", "--corpus", dir, "--model-file", filepath.Join(t.TempDir(), "none.bin")}, os.ErrNotExist, "none.bin"},
+		{"not a model", []string{"eval", "--corpus", dir, "--model-file", notModel}, voiceprint.ErrModelFormat, "not-a-model.bin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
