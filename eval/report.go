@@ -3,7 +3,6 @@ package eval
 import (
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -255,8 +254,7 @@ func (r *runner) report(wall time.Duration) *Report {
 	v := &rep.Verify
 	v.EnrolSeconds = r.opts.EnrolSeconds
 	v.Threshold = r.m.DefaultSimilarityThreshold
-	var enrolVoice, testVoice, genuine, impostor, longGen, longImp []float64
-	var sourced []sourcedTrial
+	var enrolVoice, testVoice []float64
 	for _, e := range r.enrolments {
 		sp.merge(e.timing)
 		if e.tmpl == nil {
@@ -279,42 +277,32 @@ func (r *runner) report(wall time.Duration) *Report {
 		if res.voice < r.m.MinVoiceSeconds {
 			v.TestsBelowMinVoice++
 		}
-		long := res.voice >= r.m.MinVoiceSeconds
 		for _, t := range res.trials {
 			src := commonSource(r.src[r.enrolments[t.enrolment].spk], testSrc)
 			rep.Trials = append(rep.Trials, Trial{Genuine: t.genuine, Score: t.score, Raw: t.raw, TestVoiceSeconds: res.voice, Source: src})
-			sourced = append(sourced, sourcedTrial{source: src, genuine: t.genuine, score: t.score})
-			switch {
-			case t.genuine:
-				genuine = append(genuine, t.score)
-				if long {
-					longGen = append(longGen, t.score)
-				}
-			default:
-				impostor = append(impostor, t.score)
-				if long {
-					longImp = append(longImp, t.score)
-				}
-			}
 		}
 	}
 	v.EnrolVoice, v.TestVoice = Summarise(enrolVoice), Summarise(testVoice)
-	v.GenuineTrials, v.ImpostorTrials = len(genuine), len(impostor)
-	v.Genuine, v.Impostor = Summarise(genuine), Summarise(impostor)
-	if eer, t, err := EER(genuine, impostor); err == nil {
-		v.EER = &eer
-		if !math.IsInf(t, 0) {
-			v.EERThreshold = &t
+	fig := verifyFigures(rep.Trials, v.Threshold)
+	v.GenuineTrials, v.ImpostorTrials = fig.GenuineTrials, fig.ImpostorTrials
+	v.EER, v.EERThreshold = fig.EER, fig.EERThreshold
+	v.FalseRejectRate, v.FalseAcceptRate = fig.FalseRejectRate, fig.FalseAcceptRate
+	var genuine, impostor []float64
+	var long []Trial
+	for _, t := range rep.Trials {
+		if t.Genuine {
+			genuine = append(genuine, t.Score)
+		} else {
+			impostor = append(impostor, t.Score)
 		}
-		slices.Sort(genuine)
-		slices.Sort(impostor)
-		v.FalseRejectRate, v.FalseAcceptRate = Rates(genuine, impostor, v.Threshold)
+		if t.TestVoiceSeconds >= r.m.MinVoiceSeconds {
+			long = append(long, t)
+		}
 	}
-	v.BySource = verifyBySource(sourced, v.Threshold)
-	v.LongTests = TrialSubset{GenuineTrials: len(longGen), ImpostorTrials: len(longImp)}
-	if eer, _, err := EER(longGen, longImp); err == nil {
-		v.LongTests.EER = &eer
-	}
+	v.Genuine, v.Impostor = Summarise(genuine), Summarise(impostor)
+	l := verifyFigures(long, v.Threshold)
+	v.LongTests = TrialSubset{EER: l.EER, GenuineTrials: l.GenuineTrials, ImpostorTrials: l.ImpostorTrials}
+	v.BySource = verifyBySource(rep.Trials, v.Threshold)
 
 	// Authenticity.
 	a := &rep.Auth

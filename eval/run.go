@@ -337,7 +337,9 @@ func (r *runner) newCollect() *collect {
 
 // play writes data (audio of utterance u, in a's format) until stop.
 func (c *collect) play(u int, a *audio, data []byte, stop func() bool) error {
-	if c.st != nil && !c.st.a.sameFormat(a) {
+	if c.st != nil && len(c.played) > 0 && c.played[len(c.played)-1] != u {
+		// Another recording: end the stream and start the next one, as a
+		// call would (see collect).
 		c.st.flush()
 		c.done.add(c.st)
 		c.st = nil
@@ -348,10 +350,6 @@ func (c *collect) play(u int, a *audio, data []byte, stop func() bool) error {
 			return err
 		}
 		c.st = st
-	} else if len(c.played) > 0 && c.played[len(c.played)-1] != u {
-		// Another recording: end the stream and start the next one, as a
-		// call would (see collect).
-		c.st.flush()
 	}
 	before := c.st.written
 	err := c.st.write(data, stop)

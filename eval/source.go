@@ -1,9 +1,6 @@
 package eval
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // SourceVerify is the speaker-verification outcome of the trials whose
 // enrolment and test speaker are both of one source.
@@ -41,39 +38,50 @@ func commonSource(a, b string) string {
 	return a
 }
 
-// sourcedTrial is a trial's score with the source it belongs to.
-type sourcedTrial struct {
-	source  string
-	genuine bool
-	score   float64
+// verifyFigures measures trials: the EER over their raw scores, and the
+// false reject and accept rates of their calibrated scores at threshold.
+// The EER is taken over the raw scores because the calibration, though
+// monotonic, rounds the highest scores to exactly 1 in floating point, and
+// ties there would blur the error rates around the crossing; EERThreshold
+// is the calibrated score of the trial at the raw crossing.
+func verifyFigures(trials []Trial, threshold float64) SourceVerify {
+	var gen, imp, genRaw, impRaw []float64
+	scoreOf := map[float64]float64{}
+	for _, t := range trials {
+		if t.Genuine {
+			gen, genRaw = append(gen, t.Score), append(genRaw, t.Raw)
+		} else {
+			imp, impRaw = append(imp, t.Score), append(impRaw, t.Raw)
+		}
+		scoreOf[t.Raw] = t.Score
+	}
+	v := SourceVerify{GenuineTrials: len(gen), ImpostorTrials: len(imp)}
+	eer, t, err := EER(genRaw, impRaw)
+	if err != nil {
+		return v
+	}
+	v.EER = &eer
+	if s, ok := scoreOf[t]; ok {
+		v.EERThreshold = &s
+	}
+	slices.Sort(gen)
+	slices.Sort(imp)
+	v.FalseRejectRate, v.FalseAcceptRate = Rates(gen, imp, threshold)
+	return v
 }
 
-// verifyBySource splits the trials by source and measures each source's
-// share at threshold; trials of no source count in none.
-func verifyBySource(trials []sourcedTrial, threshold float64) map[string]SourceVerify {
-	gen, imp := map[string][]float64{}, map[string][]float64{}
+// verifyBySource measures the trials of each source (Trial.Source); the
+// trials of no source count in none.
+func verifyBySource(trials []Trial, threshold float64) map[string]SourceVerify {
+	bySrc := map[string][]Trial{}
 	for _, t := range trials {
-		if t.source == "" {
-			continue
-		}
-		if t.genuine {
-			gen[t.source] = append(gen[t.source], t.score)
-		} else {
-			imp[t.source] = append(imp[t.source], t.score)
+		if t.Source != "" {
+			bySrc[t.Source] = append(bySrc[t.Source], t)
 		}
 	}
 	out := map[string]SourceVerify{}
-	for _, src := range sourcesOf(gen, imp) {
-		g, im := slices.Sorted(slices.Values(gen[src])), slices.Sorted(slices.Values(imp[src]))
-		v := SourceVerify{GenuineTrials: len(g), ImpostorTrials: len(im)}
-		if eer, t, err := EER(g, im); err == nil {
-			v.EER = &eer
-			if !math.IsInf(t, 0) {
-				v.EERThreshold = &t
-			}
-			v.FalseRejectRate, v.FalseAcceptRate = Rates(g, im, threshold)
-		}
-		out[src] = v
+	for src, ts := range bySrc {
+		out[src] = verifyFigures(ts, threshold)
 	}
 	return out
 }

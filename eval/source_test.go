@@ -20,14 +20,17 @@ func TestCommonSource(t *testing.T) {
 }
 
 func TestVerifyBySource(t *testing.T) {
-	// Real: genuine 0.9, 0.8, 0.3; impostor 0.1, 0.6. Synthetic: perfectly
-	// separated. The cross-source trials (source "") would spoil both if
-	// they were counted.
-	trials := []sourcedTrial{
-		{"real", true, 0.9}, {"real", true, 0.8}, {"real", true, 0.3},
-		{"real", false, 0.1}, {"real", false, 0.6},
-		{"synthetic", true, 0.95}, {"synthetic", false, 0.05},
-		{"", true, 0.0}, {"", false, 1.0}, {"", false, 0.99},
+	// Real: genuine raw 0.9, 0.8, 0.3; impostor raw 0.1, 0.6. Synthetic:
+	// perfectly separated. The cross-source trials (source "") would spoil
+	// both if they were counted.
+	tr := func(src string, genuine bool, raw float64) Trial {
+		return Trial{Source: src, Genuine: genuine, Raw: raw, Score: raw}
+	}
+	trials := []Trial{
+		tr("real", true, 0.9), tr("real", true, 0.8), tr("real", true, 0.3),
+		tr("real", false, 0.1), tr("real", false, 0.6),
+		tr("synthetic", true, 0.95), tr("synthetic", false, 0.05),
+		tr("", true, 0.0), tr("", false, 1.0), tr("", false, 0.99),
 	}
 	got := verifyBySource(trials, 0.5)
 	if len(got) != 2 {
@@ -54,13 +57,13 @@ func TestVerifyBySource(t *testing.T) {
 			}
 			g, im := []float64{}, []float64{}
 			for _, tr := range trials {
-				if tr.source != tc.src {
+				if tr.Source != tc.src {
 					continue
 				}
-				if tr.genuine {
-					g = append(g, tr.score)
+				if tr.Genuine {
+					g = append(g, tr.Raw)
 				} else {
-					im = append(im, tr.score)
+					im = append(im, tr.Raw)
 				}
 			}
 			want, _, _ := EER(g, im)
@@ -69,8 +72,31 @@ func TestVerifyBySource(t *testing.T) {
 			}
 		})
 	}
-	if v := verifyBySource([]sourcedTrial{{"real", true, 0.9}}, 0.5)["real"]; v.EER != nil || v.GenuineTrials != 1 {
+	if v := verifyBySource([]Trial{tr("real", true, 0.9)}, 0.5)["real"]; v.EER != nil || v.GenuineTrials != 1 {
 		t.Errorf("genuine trials only: %+v, want no EER and the count", v)
+	}
+}
+
+// TestVerifyFiguresRawEER: the calibration rounds the highest scores to 1,
+// where genuine and impostor trials would tie; the EER comes from the raw
+// scores, which still tell them apart.
+func TestVerifyFiguresRawEER(t *testing.T) {
+	var trials []Trial
+	for i := range 10 {
+		trials = append(trials,
+			Trial{Genuine: true, Raw: 40 + float64(i), Score: 1},
+			Trial{Genuine: false, Raw: 30 + float64(i)/2, Score: 1},
+			Trial{Genuine: false, Raw: -float64(i), Score: 0.1})
+	}
+	v := verifyFigures(trials, 0.5)
+	if v.EER == nil || *v.EER != 0 {
+		t.Errorf("EER %v, want 0 (the raw scores separate the trials)", v.EER)
+	}
+	if v.EERThreshold == nil || *v.EERThreshold != 1 {
+		t.Errorf("EER threshold %v, want the calibrated score 1 of the trial at the raw crossing", v.EERThreshold)
+	}
+	if v.FalseRejectRate != 0 || v.FalseAcceptRate != 0.5 {
+		t.Errorf("FRR/FAR at 0.5 = %v/%v, want 0/0.5 (calibrated scores)", v.FalseRejectRate, v.FalseAcceptRate)
 	}
 }
 
