@@ -24,6 +24,7 @@ type memStore struct {
 	settings        map[string]AudioSettings
 	sessions        map[string]Session
 	progressBatches int // UpdateProgress calls
+	leases          map[string]time.Time
 }
 
 func newMemStore() *memStore {
@@ -78,34 +79,123 @@ func (m *memStore) UpdateSession(_ context.Context, s Session) error {
 		return ErrNotFound
 	case old.State != StateProcessingAudio:
 		return ErrNotActive
+	case old.Claim != s.Claim:
+		return ErrConflict
 	}
+	s.InterruptedAt = old.InterruptedAt
 	m.sessions[s.ID] = s
 	return nil
 }
 
-func (m *memStore) UpdateProgress(_ context.Context, ss []Session) error {
+func (m *memStore) UpdateProgress(_ context.Context, ss []Session) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.progressBatches++
+	var stale []string
 	for _, s := range ss {
-		if old, ok := m.sessions[s.ID]; ok && old.TenantID == s.TenantID && old.State == StateProcessingAudio {
+		if old, ok := m.sessions[s.ID]; ok && old.TenantID == s.TenantID && old.State == StateProcessingAudio && old.Claim == s.Claim {
 			old.Progress, old.UpdatedAt = s.Progress, s.UpdatedAt
 			m.sessions[s.ID] = old
+		} else {
+			stale = append(stale, s.ID)
 		}
 	}
-	return nil
+	return stale, nil
 }
 
 func (m *memStore) ActiveSessions(context.Context) ([]Session, error) {
+	return m.where(func(s Session) bool { return s.State == StateProcessingAudio }), nil
+}
+
+func (m *memStore) where(f func(Session) bool) []Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Session
 	for _, s := range m.sessions {
-		if s.State == StateProcessingAudio {
+		if f(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (m *memStore) ClaimSession(_ context.Context, tenantID, id, replica string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	switch {
+	case !ok || s.TenantID != tenantID:
+		return ErrNotFound
+	case s.State != StateProcessingAudio:
+		return ErrNotActive
+	case s.Claim != "" && s.Claim != replica:
+		return ErrConflict
+	}
+	s.Claim, s.InterruptedAt = replica, time.Time{}
+	m.sessions[id] = s
+	return nil
+}
+
+func (m *memStore) WaitingSessions(context.Context) ([]Session, error) {
+	return m.where(func(s Session) bool { return s.State == StateProcessingAudio && s.Claim == "" }), nil
+}
+
+func (m *memStore) FailInterrupted(_ context.Context, before time.Time, f Failure, at time.Time) ([]Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Session
+	for id, s := range m.sessions {
+		if s.State == StateProcessingAudio && s.Claim == "" && !s.InterruptedAt.IsZero() && !s.InterruptedAt.After(before) {
+			s.State, s.Failure, s.UpdatedAt = StateFailed, &f, at
+			m.sessions[id] = s
 			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+func (m *memStore) Heartbeat(_ context.Context, replica string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.leases == nil {
+		m.leases = map[string]time.Time{}
+	}
+	m.leases[replica] = at
+	return nil
+}
+
+func (m *memStore) RemoveReplica(_ context.Context, replica string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.leases, replica)
+	return nil
+}
+
+func (m *memStore) ExpireReplicas(_ context.Context, staleBefore time.Time, keep string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, at := range m.leases {
+		if id != keep && at.Before(staleBefore) {
+			delete(m.leases, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (m *memStore) ReleaseClaims(_ context.Context, at time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, s := range m.sessions {
+		if _, alive := m.leases[s.Claim]; s.State == StateProcessingAudio && s.Claim != "" && !alive {
+			s.Claim, s.InterruptedAt = "", at
+			m.sessions[id] = s
+			n++
+		}
+	}
+	return n, nil
 }
 
 // events records observer calls.
@@ -123,6 +213,11 @@ func (e *events) SessionEntered(kind, state, code string) {
 func (e *events) CallsActive(int)              {}
 func (e *events) FrameProcessed(time.Duration) {}
 func (e *events) FrameDropped(string)          {}
+func (e *events) SessionsActive(string, int)   {}
+func (e *events) BreakerState(int)             {}
+func (e *events) LeasesExpired(int)            {}
+
+func (e *events) StoreCall(string, time.Duration, bool) {}
 
 func (e *events) String() string {
 	e.mu.Lock()

@@ -40,6 +40,8 @@ func (m *Manager) StartCall(spec StreamSpec, ctl Disconnector) (*Call, error) {
 			l.timer.Stop()
 		}
 		c.bind(l)
+	} else if m.opts.Peers != nil {
+		m.kickBinder() // the session may wait in the store, created elsewhere
 	}
 	m.mu.Unlock()
 	m.observe().CallsActive(1)
