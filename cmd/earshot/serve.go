@@ -83,6 +83,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		MaxAudioTotalDuration: cfg.maxAudioTotalDuration,
 		Observer:              m,
 		ReplicaID:             replicaID(),
+		StreamGrace:           cfg.streamGrace,
+		LeaseTTL:              cfg.leaseTTL,
 	}
 	if st.Shared() {
 		// Other replicas may use the database: hear them, and tell them.

@@ -1,0 +1,483 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/earshot-voice/earshot/audiohook"
+	"github.com/earshot-voice/earshot/replay"
+)
+
+// These tests run several replicas of earshot serve as processes (this
+// test binary, run as the earshot command) on one PostgreSQL database of
+// their own, as a deployment behind a load balancer without sticky
+// routing would: REST calls and AudioHook streams land on any replica.
+
+// asEarshotEnv makes the test binary run as the earshot command.
+const asEarshotEnv = "EARSHOT_TEST_RUN_AS_EARSHOT"
+
+// freshDatabase creates an empty database on the test server and returns
+// its URL; the database is dropped after the test.
+func freshDatabase(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv(testDatabaseEnv)
+	if base == "" {
+		t.Skip(testDatabaseEnv + " is not set; skipping the tests of several replicas on PostgreSQL")
+	}
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("%s: %v", testDatabaseEnv, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "earshot_cluster_" + hex.EncodeToString(b)
+	if _, err := db.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("%s is set but the database cannot be created: %v", testDatabaseEnv, err)
+	}
+	t.Cleanup(func() {
+		if _, err := db.Exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
+			t.Errorf("dropping database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+const testDatabaseEnv = "EARSHOT_TEST_DATABASE_URL"
+
+// replica is one earshot serve process.
+type replica struct {
+	t     *testing.T
+	name  string
+	cmd   *exec.Cmd
+	url   string // http://127.0.0.1:port
+	mu    sync.Mutex
+	lines []string
+	done  chan struct{} // closed when the process has exited and its log is read
+}
+
+// startReplica runs earshot serve on a loopback port against databaseURL
+// with the shared master key, and waits until it listens.
+func startReplica(t *testing.T, name, databaseURL, masterKey string, args ...string) *replica {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json",
+		"--data-dir", t.TempDir(), "--database-url", databaseURL}, args...)...)
+	cmd.Env = []string{asEarshotEnv + "=1", "EARSHOT_MASTER_KEY=" + masterKey, "HOME=" + os.Getenv("HOME"), "PATH=" + os.Getenv("PATH")}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{t: t, name: name, cmd: cmd, done: make(chan struct{})}
+	listening := make(chan string, 1)
+	go func() {
+		defer close(r.done)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			r.mu.Lock()
+			r.lines = append(r.lines, sc.Text())
+			r.mu.Unlock()
+			var e struct{ Msg, Server, Addr string }
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Msg == "listening" && e.Server == "api" {
+				listening <- e.Addr
+			}
+		}
+		cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		r.kill()
+		if t.Failed() {
+			t.Logf("log of replica %s:\n%s", name, strings.Join(r.log(), "\n"))
+		}
+	})
+	select {
+	case addr := <-listening:
+		r.url = "http://" + addr
+	case <-r.done:
+		t.Fatalf("replica %s ended before listening:\n%s", name, strings.Join(r.log(), "\n"))
+	case <-time.After(60 * time.Second):
+		t.Fatalf("replica %s does not listen:\n%s", name, strings.Join(r.log(), "\n"))
+	}
+	return r
+}
+
+func (r *replica) log() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.lines)
+}
+
+// kill ends the process at once (SIGKILL: no drain, no clean-up) and
+// waits for it.
+func (r *replica) kill() {
+	r.cmd.Process.Kill()
+	<-r.done
+}
+
+// stop ends the process as an orchestrator does (SIGTERM) and waits.
+func (r *replica) stop() {
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	<-r.done
+}
+
+// id is the replica id the process logged.
+func (r *replica) id() string {
+	for _, l := range r.log() {
+		var e struct {
+			Msg       string `json:"msg"`
+			ReplicaID string `json:"replica_id"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && e.Msg == "replica" {
+			return e.ReplicaID
+		}
+	}
+	return ""
+}
+
+// ws is the replica's AudioHook URL.
+func (r *replica) ws() string { return "ws" + strings.TrimPrefix(r.url, "http") + "/v1/audiohook" }
+
+// logged returns the time of the first log entry with msg and the field
+// session_id = id.
+func (r *replica) logged(msg, id string) (time.Time, bool) {
+	for _, l := range r.log() {
+		var e struct {
+			Msg       string    `json:"msg"`
+			TS        time.Time `json:"ts"`
+			SessionID string    `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && e.Msg == msg && e.SessionID == id {
+			return e.TS, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// cluster is a set of replicas on one fresh database, with the bootstrap
+// credentials the first one created.
+type cluster struct {
+	t        *testing.T
+	db       string
+	replicas []*replica
+	key      string
+	secret   string // base64, as Genesys takes it
+}
+
+func startCluster(t *testing.T, n int, databaseURL string) *cluster {
+	t.Helper()
+	mk := make([]byte, 32)
+	rand.Read(mk)
+	masterKey := hex.EncodeToString(mk)
+	c := &cluster{t: t, db: databaseURL}
+	for i := range n {
+		name := string(rune('A' + i))
+		r := startReplica(t, name, databaseURL, masterKey)
+		c.replicas = append(c.replicas, r)
+		for _, l := range r.log() {
+			if strings.Contains(l, `"bootstrap credentials"`) {
+				var creds map[string]string
+				json.Unmarshal([]byte(l), &creds)
+				c.key, c.secret = creds["api_key"], creds["audiohook_client_secret"]
+			}
+		}
+	}
+	if c.key == "" {
+		t.Fatal("no replica logged the bootstrap credentials")
+	}
+	return c
+}
+
+// rest calls a replica's REST API with the cluster's API key.
+func (c *cluster) rest(r *replica, method, path string, body any) (int, map[string]any) {
+	c.t.Helper()
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	return request(c.t, method, r.url+path, c.key, string(b))
+}
+
+// splitAPI is a REST front that sends POST and DELETE to one replica and
+// every read to another: sessions are created on one and polled on the
+// other.
+func splitAPI(t *testing.T, writes, reads *replica) string {
+	t.Helper()
+	proxy := func(r *replica) *httputil.ReverseProxy {
+		u, _ := url.Parse(r.url)
+		return httputil.NewSingleHostReverseProxy(u)
+	}
+	w, rd := proxy(writes), proxy(reads)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodGet {
+			rd.ServeHTTP(rw, req)
+			return
+		}
+		w.ServeHTTP(rw, req)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// recordings are the testdata WAV files.
+func recordings(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../testdata/*.wav")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recordings in testdata/: %v", err)
+	}
+	return files
+}
+
+// TestReplicasBindAcrossReplicas: three replicas on one database, 50
+// register calls whose sessions are created on replica A, whose streams
+// open on replica B and which are polled on replica C; half the sessions
+// exist before their streams open, half are created once the stream has
+// opened. Every session reaches SUCCESS with a credential of the same
+// format as on one replica.
+func TestReplicasBindAcrossReplicas(t *testing.T) {
+	db := freshDatabase(t)
+	c := startCluster(t, 3, db)
+	a, b, cr := c.replicas[0], c.replicas[1], c.replicas[2]
+	api := splitAPI(t, a, cr)
+
+	for _, after := range []bool{false, true} {
+		var stdout, stderr strings.Builder
+		args := []string{"replay", "--url", b.ws(), "--api-url", api, "--api-key", c.key, "--client-secret", c.secret,
+			"--calls", "25", "--speed", "3", "--register", "--audio-total-duration", "5s", "--quiet"}
+		if after {
+			args = append(args, "--register-after-open")
+		}
+		start := time.Now()
+		err := run(t.Context(), append(args, recordings(t)...), &stdout, &stderr)
+		t.Logf("25 calls, sessions created %s their streams opened: %s\n%s", map[bool]string{false: "before", true: "after"}[after],
+			time.Since(start).Round(time.Millisecond), stdout.String())
+		if err != nil {
+			t.Fatalf("replay: %v\n%s", err, stderr.String())
+		}
+	}
+
+	// Every session in the database: 50, all SUCCESS, fed by B's streams,
+	// with a credential like one replica's (see TestStreamsRegisterAndVerify).
+	pg, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	rows, err := pg.QueryContext(t.Context(), "SELECT state, COALESCE(replica_id, ''), COALESCE(credential, '') FROM sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var state, claim, cred string
+		if err := rows.Scan(&state, &claim, &cred); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if state != "SUCCESS" || claim != b.id() || !credentialFormat(cred) {
+			t.Errorf("session %s, claim %q, credential %.20q…", state, claim, cred)
+		}
+	}
+	if n != 50 {
+		t.Errorf("%d sessions in the database, want 50", n)
+	}
+	// B fed them all (it logged each bind); A and C none.
+	for _, r := range c.replicas {
+		binds := 0
+		for _, l := range r.log() {
+			if strings.Contains(l, `"session bound to stream"`) {
+				binds++
+			}
+		}
+		if want := map[*replica]int{b: 50}[r]; binds != want {
+			t.Errorf("replica %s bound %d sessions, want %d", r.name, binds, want)
+		}
+	}
+
+	// How long a session created on A takes to bind to a stream already
+	// open on B (a figure for the log, not an assertion on speed).
+	callID := uuid.NewString()
+	cl, msgs := openStream(t, c, b, callID)
+	defer cl.Drop()
+	settings := c.settings(a)
+	t0 := time.Now()
+	id := c.session(a, settings, callID, 5)
+	var bound time.Time
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var ok bool
+		if bound, ok = b.logged("session bound to stream", id); ok {
+			break
+		}
+	}
+	if bound.IsZero() {
+		t.Fatal("a session created on A did not bind to the stream open on B")
+	}
+	t.Logf("a session created on A bound to the stream already open on B %s after the POST began", bound.Sub(t0).Round(time.Millisecond))
+
+	// Its progress reads the same on every replica (B writes it every
+	// second), and a DELETE on C stops the collection on B: B ends the
+	// stream, as it does when a session it feeds is done.
+	audio := fixture(t, "enrol-s01.wav")
+	if err := stream(t.Context(), cl, audio[:3*8000]); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.replicas {
+		var p float64
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && p == 0; time.Sleep(50 * time.Millisecond) {
+			_, rs := c.rest(r, "GET", "/v1/register_session/"+id, nil)
+			res, _ := rs["result"].(map[string]any)
+			p, _ = res["audio_seconds"].(float64)
+		}
+		if p <= 0 {
+			t.Errorf("replica %s reads no progress of the session fed by B", r.name)
+		}
+	}
+	if code, rs := c.rest(cr, "DELETE", "/v1/register_session/"+id, nil); code != http.StatusNoContent {
+		t.Fatalf("DELETE on C: %d %v", code, rs)
+	}
+	select {
+	case m := <-msgs:
+		if m.Type != audiohook.TypeDisconnect {
+			t.Errorf("B sent %s after the DELETE on C, want disconnect", m.Type)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("B kept streaming a session deleted on C")
+	}
+	if _, rs := c.rest(a, "GET", "/v1/register_session/"+id, nil); rs["state"] != "FAILED" {
+		t.Errorf("after the DELETE: %v", rs)
+	}
+}
+
+// credentialFormat reports whether cred looks like a register session's
+// credential: unpadded base64url of a sealed blob.
+func credentialFormat(cred string) bool {
+	if len(cred) < 32 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(cred)
+	return err == nil
+}
+
+// settings creates mono µ-law audio settings through r.
+func (c *cluster) settings(r *replica) string {
+	c.t.Helper()
+	code, as := c.rest(r, "POST", "/v1/audio_settings", map[string]any{"audio_protocol": "audiohook", "audio_format": "raw",
+		"audio_codec": "mulaw", "sample_format": "", "sample_rate": 8000, "channels": 1, "channel": "external"})
+	if code != http.StatusCreated {
+		c.t.Fatalf("audio settings: %d %v", code, as)
+	}
+	return as["id"].(string)
+}
+
+// session creates a register session through r.
+func (c *cluster) session(r *replica, settings, callID string, total float64) string {
+	c.t.Helper()
+	code, m := c.rest(r, "GET", "/v1/models", nil)
+	if code != http.StatusOK {
+		c.t.Fatalf("models: %d %v", code, m)
+	}
+	model := m["items"].([]any)[0].(map[string]any)["hash"].(string)
+	code, rs := c.rest(r, "POST", "/v1/register_session", map[string]any{"audio_settings_id": settings,
+		"authenticity_threshold": 0, "audio_total_duration": total, "call_id": callID, "model_hash": model})
+	if code != http.StatusCreated {
+		c.t.Fatalf("register session: %d %v", code, rs)
+	}
+	return rs["id"].(string)
+}
+
+// openStream opens an AudioHook stream for callID on r (mono external
+// µ-law) and returns the server's messages until the connection ends.
+func openStream(t *testing.T, c *cluster, r *replica, callID string) (*audiohook.Client, <-chan audiohook.Message) {
+	t.Helper()
+	secret, _ := base64.StdEncoding.DecodeString(c.secret)
+	cl, _, err := audiohook.Dial(t.Context(), audiohook.ClientOptions{URL: r.ws(), APIKey: c.key, Secret: secret, OrganizationID: orgID})
+	if err != nil {
+		t.Fatalf("dial %s: %v", r.name, err)
+	}
+	_, _, err = cl.Open(t.Context(), audiohook.OpenParameters{OrganizationID: orgID, ConversationID: callID,
+		Participant: audiohook.Participant{ID: uuid.NewString(), ANI: "+15550100"},
+		Media:       []audiohook.Media{{Type: "audio", Format: "PCMU", Channels: []string{"external"}, Rate: 8000}}})
+	if err != nil {
+		cl.Drop()
+		t.Fatalf("open on %s: %v", r.name, err)
+	}
+	msgs := make(chan audiohook.Message, 64)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := cl.Receive(context.Background())
+			if err != nil {
+				return
+			}
+			select {
+			case msgs <- m:
+			default: // nobody reads them
+			}
+		}
+	}()
+	return cl, msgs
+}
+
+// stream sends audio in 200 ms frames, paced at real time, until it is
+// sent, ctx ends or the connection fails.
+func stream(ctx context.Context, cl *audiohook.Client, audio []byte) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < len(audio); i += 1600 {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := cl.SendAudio(ctx, audio[i:min(i+1600, len(audio))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	_ = errors.New
+	_ = fmt.Sprint
+	_ = io.Discard
+	_ = net.Dial
+	_ = replay.Run
+)
