@@ -481,3 +481,120 @@ var (
 	_ = net.Dial
 	_ = replay.Run
 )
+
+// TestReplicaLossFailsItsSessions: replica B is killed (SIGKILL) in the
+// middle of 10 calls whose sessions it feeds. Each of them ends FAILED
+// with StreamInterrupted within 30 s, keeping the progress B wrote, and
+// none stays PROCESSING_AUDIO. An eleventh call that Genesys reconnects
+// to replica C within the grace period is claimed again there and
+// reaches SUCCESS.
+func TestReplicaLossFailsItsSessions(t *testing.T) {
+	db := freshDatabase(t)
+	c := startCluster(t, 3, db)
+	a, b, cr := c.replicas[0], c.replicas[1], c.replicas[2]
+	settings := c.settings(a)
+	audio := fixture(t, "enrol-s01.wav")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	loop := func(cl *audiohook.Client) {
+		defer wg.Done()
+		for stream(ctx, cl, audio) == nil {
+		}
+	}
+	const calls = 11
+	ids, callIDs := make([]string, calls), make([]string, calls)
+	for i := range calls {
+		callIDs[i] = uuid.NewString()
+		ids[i] = c.session(a, settings, callIDs[i], 6) // 6 s: none ends before the kill
+		cl, _ := openStream(t, c, b, callIDs[i])
+		defer cl.Drop()
+		wg.Add(1)
+		go loop(cl)
+	}
+	// Every session is fed by B: its progress shows on C.
+	for _, id := range ids {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, rs := c.rest(cr, "GET", "/v1/register_session/"+id, nil)
+			res, _ := rs["result"].(map[string]any)
+			if p, _ := res["audio_seconds"].(float64); p > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("session %s shows no progress on C: %v", id, rs)
+			}
+		}
+	}
+
+	b.kill()
+	killed := time.Now()
+	// The last call reconnects to C at once, as Genesys does.
+	re, msgs := openStream(t, c, cr, callIDs[calls-1])
+	defer re.Drop()
+	wg.Add(1)
+	go loop(re)
+
+	last := time.Duration(0)
+	for _, id := range ids[:calls-1] {
+		var rs map[string]any
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			_, rs = c.rest(a, "GET", "/v1/register_session/"+id, nil)
+			if rs["state"] != "PROCESSING_AUDIO" || time.Now().After(deadline) {
+				break
+			}
+		}
+		last = max(last, time.Since(killed))
+		res, _ := rs["result"].(map[string]any)
+		failure, _ := rs["error"].(map[string]any)
+		p, _ := res["audio_seconds"].(float64)
+		if rs["state"] != "FAILED" || failure["code"] != "StreamInterrupted" || p <= 0 {
+			t.Errorf("session of the killed replica: %v; want FAILED StreamInterrupted with its progress", rs)
+		}
+	}
+	t.Logf("the killed replica's 10 sessions were all FAILED StreamInterrupted %s after the kill", last.Round(100*time.Millisecond))
+	if last > 30*time.Second {
+		t.Errorf("the sessions ended %s after the kill; the lease (10 s), the grace (10 s) and the reaper's pace (2 s) promise 30 s", last)
+	}
+
+	// The reconnected call: C claims the session and collects its 6 s.
+	select {
+	case m := <-msgs:
+		if m.Type != audiohook.TypeDisconnect {
+			t.Errorf("C sent %s, want disconnect when the session completes", m.Type)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the reconnected call's session never completed on C")
+	}
+	rs := awaitState(t, c, cr, ids[calls-1])
+	if rs["state"] != "SUCCESS" {
+		t.Errorf("reconnected call's session: %v", rs)
+	}
+	if n := countLines(a, `"replicas stopped renewing their leases`) + countLines(cr, `"replicas stopped renewing their leases`); n != 1 {
+		t.Errorf("%d replicas reported the dead lease, want exactly one", n)
+	}
+}
+
+// awaitState polls a session on r until it leaves PROCESSING_AUDIO.
+func awaitState(t *testing.T, c *cluster, r *replica, id string) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, rs := c.rest(r, "GET", "/v1/register_session/"+id, nil)
+		if rs["state"] != "PROCESSING_AUDIO" || time.Now().After(deadline) {
+			return rs
+		}
+	}
+}
+
+// countLines counts r's log entries that contain s.
+func countLines(r *replica, s string) int {
+	n := 0
+	for _, l := range r.log() {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
+}
