@@ -8,8 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -30,7 +28,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/earshot-voice/earshot/audiohook"
-	"github.com/earshot-voice/earshot/replay"
 )
 
 // These tests run several replicas of earshot serve as processes (this
@@ -474,14 +471,6 @@ func stream(ctx context.Context, cl *audiohook.Client, audio []byte) error {
 	return nil
 }
 
-var (
-	_ = errors.New
-	_ = fmt.Sprint
-	_ = io.Discard
-	_ = net.Dial
-	_ = replay.Run
-)
-
 // TestReplicaLossFailsItsSessions: replica B is killed (SIGKILL) in the
 // middle of 10 calls whose sessions it feeds. Each of them ends FAILED
 // with StreamInterrupted within 30 s, keeping the progress B wrote, and
@@ -597,4 +586,213 @@ func countLines(r *replica, s string) int {
 		}
 	}
 	return n
+}
+
+// tcpProxy forwards TCP connections to target; close cuts every
+// connection and refuses new ones until open is called again, on the
+// same port.
+type tcpProxy struct {
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]bool
+	wg     sync.WaitGroup
+}
+
+func (p *tcpProxy) open(t *testing.T) {
+	t.Helper()
+	addr := p.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("proxy: %v", err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	if p.conns == nil {
+		p.conns = map[net.Conn]bool{}
+	}
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", p.target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns[in], p.conns[out] = true, true
+			p.mu.Unlock()
+			p.wg.Add(2)
+			pipe := func(dst, src net.Conn) {
+				defer p.wg.Done()
+				io.Copy(dst, src)
+				dst.Close()
+				src.Close()
+			}
+			go pipe(in, out)
+			go pipe(out, in)
+		}
+	}()
+}
+
+func (p *tcpProxy) close() {
+	p.mu.Lock()
+	p.ln.Close()
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// TestDatabaseOutage: the database becomes unreachable for 20 s in the
+// middle of 20 live calls (a TCP proxy between the replicas and
+// PostgreSQL is closed, then opened again). Half the sessions complete
+// during the outage (their results wait in memory), half after it. All
+// 20 reach SUCCESS once the database is back; meanwhile REST answers 503
+// at once, /ready is not ready, and the replicas log a few lines, not one
+// per frame.
+func TestDatabaseOutage(t *testing.T) {
+	db := freshDatabase(t)
+	u, _ := url.Parse(db)
+	proxy := &tcpProxy{target: u.Host}
+	proxy.open(t)
+	defer proxy.close()
+	u.Host = proxy.addr
+	c := startCluster(t, 3, u.String())
+	a, b, cr := c.replicas[0], c.replicas[1], c.replicas[2]
+	settings := c.settings(a)
+	audio := fixture(t, "enrol-s01.wav")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	const calls = 20
+	ids := make([]string, calls)
+	done := make(chan string, calls) // session ids whose stream got disconnect "completed"
+	for i := range calls {
+		callID := uuid.NewString()
+		total := 10.0 // ends during the outage
+		if i%2 == 1 {
+			total = 30 // ends after it
+		}
+		ids[i] = c.session(a, settings, callID, total)
+		r := []*replica{b, cr}[i%2]
+		cl, msgs := openStream(t, c, r, callID)
+		defer cl.Drop()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, stop := context.WithCancel(ctx)
+			defer stop()
+			go func() {
+				for m := range msgs {
+					if m.Type == audiohook.TypeDisconnect {
+						done <- ids[i]
+						stop()
+						return
+					}
+				}
+			}()
+			for stream(sctx, cl, audio) == nil {
+			}
+		}()
+	}
+	// Every call is bound (its progress shows on A) before the outage.
+	for _, id := range ids {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, rs := c.rest(a, "GET", "/v1/register_session/"+id, nil)
+			if res, _ := rs["result"].(map[string]any); res["audio_seconds"] != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("session %s is not fed before the outage: %v", id, rs)
+			}
+		}
+	}
+
+	linesBefore := map[*replica]int{}
+	for _, r := range c.replicas {
+		linesBefore[r] = len(r.log())
+	}
+	proxy.close()
+	outage := time.Now()
+	slowest := time.Duration(0)
+	for time.Since(outage) < 20*time.Second {
+		for _, r := range c.replicas {
+			for _, path := range []string{"/v1/register_session/" + ids[0], "/ready"} {
+				start := time.Now()
+				req, _ := http.NewRequestWithContext(t.Context(), "GET", r.url+path, nil)
+				req.Header.Set("apikey", c.key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				elapsed := time.Since(start)
+				slowest = max(slowest, elapsed)
+				if resp.StatusCode != http.StatusServiceUnavailable {
+					t.Errorf("GET %s on %s during the outage: %s, want 503", path, r.name, resp.Status)
+				}
+				if elapsed > time.Second {
+					t.Errorf("GET %s on %s took %s during the outage, want a 503 within 1 s", path, r.name, elapsed)
+				}
+			}
+		}
+		time.Sleep(2 * time.Second) // a client's retry pace, not a wait for the server
+	}
+	completedDuring := len(done)
+	proxy.open(t)
+	t.Logf("during the 20 s outage: slowest REST answer %s; %d calls completed their sessions", slowest.Round(time.Millisecond), completedDuring)
+	for _, r := range c.replicas {
+		lines := r.log()[linesBefore[r]:]
+		warn := 0
+		for _, l := range lines {
+			if strings.Contains(l, `"level":"warn"`) || strings.Contains(l, `"level":"error"`) {
+				warn++
+			}
+			if strings.Contains(l, "frame") {
+				t.Errorf("replica %s logged about frames during the outage: %s", r.name, l)
+			}
+		}
+		t.Logf("replica %s logged %d lines (%d warn or error) during the outage", r.name, len(lines), warn)
+	}
+
+	returned := time.Now()
+	for _, id := range ids {
+		rs := awaitStateWithin(t, c, a, id, 90*time.Second)
+		if res, _ := rs["result"].(map[string]any); rs["state"] != "SUCCESS" || res["credential"] == nil {
+			t.Errorf("session %s after the outage: %v", id, rs)
+		}
+	}
+	t.Logf("all 20 sessions SUCCESS %s after the database returned", time.Since(returned).Round(100*time.Millisecond))
+	if completedDuring == 0 {
+		t.Error("no session completed during the outage: the test did not exercise results kept in memory")
+	}
+}
+
+// awaitStateWithin polls a session on r until it leaves PROCESSING_AUDIO
+// or the time is up.
+func awaitStateWithin(t *testing.T, c *cluster, r *replica, id string, d time.Duration) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
+		code, rs := c.rest(r, "GET", "/v1/register_session/"+id, nil)
+		if (code == http.StatusOK && rs["state"] != "PROCESSING_AUDIO") || time.Now().After(deadline) {
+			return rs
+		}
+	}
 }
