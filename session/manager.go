@@ -218,14 +218,18 @@ func (m *Manager) Resume(ctx context.Context) error {
 	}
 	resumed := 0
 	for _, s := range sessions {
-		if s.Claim != "" || !s.InterruptedAt.IsZero() {
-			continue // fed by a stream, or waiting for one to reconnect: not timed here
+		interrupted := s.Claim == "" && !s.InterruptedAt.IsZero()
+		if s.Claim != "" {
+			continue // fed by a stream of a live replica
 		}
 		settings, err := m.store.AudioSettings(ctx, s.TenantID, s.AudioSettingsID)
 		if err != nil {
 			return fmt.Errorf("session: resuming session %s: %w", s.ID, err)
 		}
-		m.addLive(s, settings, time.Until(s.CreatedAt.Add(m.opts.SessionTimeout)))
+		// A session waiting for its stream is timed again; one whose
+		// stream was cut waits untimed for its call to reconnect here,
+		// and the maintainer fails it after the grace period.
+		m.addLive(s, settings, time.Until(s.CreatedAt.Add(m.opts.SessionTimeout)), !interrupted)
 		resumed++
 	}
 	if resumed > 0 {
@@ -289,7 +293,7 @@ func (m *Manager) Create(ctx context.Context, tenantID string, kind Kind, req Re
 		return Session{}, fmt.Errorf("session: storing session: %w", err)
 	}
 	m.observe().SessionEntered(string(kind), string(StateProcessingAudio), "")
-	m.addLive(s, settings, m.opts.SessionTimeout)
+	m.addLive(s, settings, m.opts.SessionTimeout, true)
 	m.tell(ctx, event{Type: eventCreated, Tenant: tenantID, Call: s.CallID, Session: s.ID})
 	return s, nil
 }
@@ -392,8 +396,8 @@ func (m *Manager) ended(id string) {
 }
 
 // addLive registers a live session, binding it to its call's stream when
-// one is open, else arming its NoAudio timer.
-func (m *Manager) addLive(s Session, settings AudioSettings, wait time.Duration) {
+// one is open, else arming its NoAudio timer if timed.
+func (m *Manager) addLive(s Session, settings AudioSettings, wait time.Duration, timed bool) {
 	l := &live{id: s.ID, key: callKey{s.TenantID, s.CallID}, sess: s, settings: settings}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -407,7 +411,9 @@ func (m *Manager) addLive(s Session, settings AudioSettings, wait time.Duration)
 		call.bind(l)
 		return
 	}
-	l.timer = time.AfterFunc(max(wait, 0), func() { m.noAudio(l) })
+	if timed {
+		l.timer = time.AfterFunc(max(wait, 0), func() { m.noAudio(l) })
+	}
 }
 
 // dropLive forgets a live session and returns the call it was bound to.

@@ -504,3 +504,67 @@ func TestProgressIsFlushedInOneBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestResumeAfterACrash: a session whose stream was cut by a crash (its
+// claim belongs to the process that died) keeps its progress, waits
+// StreamGrace for its call to reconnect, then fails StreamInterrupted; a
+// session that only waited for its stream is timed as before.
+func TestResumeAfterACrash(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store := newMemStore()
+		first := NewManager(store, voiceprint.NewRegistry(), Options{ReplicaID: "first"}, zaptest.NewLogger(t))
+		if err := first.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		as, _ := first.CreateAudioSettings(ctx, "t1", validSettings())
+		req := Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.5, AudioTotalDuration: 30, ModelHash: first.Models()[0].Hash}
+		req.CallID = "fed"
+		fed, _ := first.Create(ctx, "t1", KindRegister, req)
+		req.CallID = "waiting"
+		waiting, _ := first.Create(ctx, "t1", KindRegister, req)
+		// A stream fed the first session 8 s of audio, then the process
+		// died: its claim and progress are in the store, its lease stays.
+		if err := store.ClaimSession(ctx, "t1", fed.ID, "first"); err != nil {
+			t.Fatal(err)
+		}
+		p := fed
+		p.Progress, p.Claim = &Progress{AudioSeconds: 8, VADPercentage: 70}, "first"
+		store.UpdateProgress(ctx, []Session{p})
+		first.cancel() // a crash: nothing more is written, not even Close's clean-up
+		first.wg.Wait()
+		first.mu.Lock()
+		for _, l := range first.live {
+			l.timer.Stop()
+		}
+		first.mu.Unlock()
+
+		second := newTestManager(t, store, Options{ReplicaID: "second", SessionTimeout: time.Hour})
+		if err := second.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := second.Get(ctx, "t1", KindRegister, fed.ID)
+		if s.State != StateProcessingAudio || s.Progress == nil || s.Progress.AudioSeconds != 8 || s.Claim != "" || s.InterruptedAt.IsZero() {
+			t.Fatalf("after the restart: %+v; want PROCESSING_AUDIO, interrupted, with its 8 s", s)
+		}
+		time.Sleep(DefaultStreamGrace - time.Second)
+		synctest.Wait()
+		if s, _ := second.Get(ctx, "t1", KindRegister, fed.ID); s.State != StateProcessingAudio {
+			t.Fatalf("failed within the grace: %+v", s)
+		}
+		time.Sleep(DefaultLeaseTTL/5 + time.Second) // the grace and one pass of the maintainer
+		synctest.Wait()
+		s, _ = second.Get(ctx, "t1", KindRegister, fed.ID)
+		if s.State != StateFailed || s.Failure.Code != CodeStreamInterrupted || s.Progress == nil || s.Progress.AudioSeconds != 8 {
+			t.Fatalf("after the grace: %+v; want FAILED StreamInterrupted with its 8 s", s)
+		}
+		if s, _ := second.Get(ctx, "t1", KindRegister, waiting.ID); s.State != StateProcessingAudio {
+			t.Errorf("the waiting session: %+v; want it still waiting", s.State)
+		}
+		// The call id is free again.
+		req.CallID = "fed"
+		if _, err := second.Create(ctx, "t1", KindRegister, req); err != nil {
+			t.Errorf("a new session for the interrupted call: %v", err)
+		}
+	})
+}
