@@ -23,7 +23,7 @@ type storeMetrics struct {
 // guarded by the same breaker).
 var StoreOperations = []string{
 	"create_audio_settings", "audio_settings", "create_session", "session", "update_session", "update_progress",
-	"active_sessions", "claim_session", "waiting_sessions", "fail_interrupted", "heartbeat", "remove_replica",
+	"active_sessions", "live_session", "claim_session", "waiting_sessions", "fail_interrupted", "heartbeat", "remove_replica",
 	"expire_replicas", "release_claims", "notify", "api_key",
 }
 

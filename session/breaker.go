@@ -144,6 +144,11 @@ func (b *breakerStore) ClaimSession(ctx context.Context, tenantID, id, replica s
 	return b.guard("claim_session", func() error { return b.Store.ClaimSession(ctx, tenantID, id, replica) })
 }
 
+func (b *breakerStore) LiveSession(ctx context.Context, tenantID, callID string) (s Session, err error) {
+	err = b.guard("live_session", func() (e error) { s, e = b.Store.LiveSession(ctx, tenantID, callID); return e })
+	return s, err
+}
+
 func (b *breakerStore) WaitingSessions(ctx context.Context) (s []Session, err error) {
 	err = b.guard("waiting_sessions", func() (e error) { s, e = b.Store.WaitingSessions(ctx); return e })
 	return s, err

@@ -136,6 +136,15 @@ func (m *memStore) ClaimSession(_ context.Context, tenantID, id, replica string)
 	return nil
 }
 
+func (m *memStore) LiveSession(_ context.Context, tenantID, callID string) (Session, error) {
+	for _, s := range m.where(func(s Session) bool {
+		return s.TenantID == tenantID && s.CallID == callID && s.State == StateProcessingAudio
+	}) {
+		return s, nil
+	}
+	return Session{}, ErrNotFound
+}
+
 func (m *memStore) WaitingSessions(context.Context) ([]Session, error) {
 	return m.where(func(s Session) bool { return s.State == StateProcessingAudio && s.Claim == "" }), nil
 }

@@ -45,6 +45,9 @@ type Store interface {
 	// ErrConflict when another replica holds it, ErrNotActive when it
 	// ended, or ErrNotFound.
 	ClaimSession(ctx context.Context, tenantID, id, replica string) error
+	// LiveSession returns the tenant's session in PROCESSING_AUDIO for
+	// the call, or ErrNotFound.
+	LiveSession(ctx context.Context, tenantID, callID string) (Session, error)
 	// WaitingSessions returns the sessions in PROCESSING_AUDIO that no
 	// stream feeds (no claim).
 	WaitingSessions(ctx context.Context) ([]Session, error)

@@ -186,6 +186,17 @@ func (s *Store) ClaimSession(ctx context.Context, tenantID, id, replica string) 
 	return session.ErrConflict
 }
 
+// LiveSession implements session.Store.
+func (s *Store) LiveSession(ctx context.Context, tenantID, callID string) (session.Session, error) {
+	row := s.queryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE tenant_id = $1 AND call_id = $2 AND state = $3",
+		tenantID, callID, string(session.StateProcessingAudio))
+	r, err := scanSession(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.Session{}, session.ErrNotFound
+	}
+	return r, err
+}
+
 // WaitingSessions implements session.Store.
 func (s *Store) WaitingSessions(ctx context.Context) ([]session.Session, error) {
 	return s.sessions(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE state = $1 AND replica_id IS NULL",

@@ -350,6 +350,9 @@ func TestClaimsAndLeases(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if got, err := s.LiveSession(ctx, "default", "call"); err != nil || got.ID != r.ID {
+			t.Fatalf("live session of the call: %+v, %v", got, err)
+		}
 		if w, err := s.WaitingSessions(ctx); err != nil || len(w) != 1 {
 			t.Fatalf("waiting before the claim: %d, %v", len(w), err)
 		}
@@ -397,6 +400,9 @@ func TestClaimsAndLeases(t *testing.T) {
 		if err != nil || len(failed) != 1 || failed[0].State != session.StateFailed || failed[0].Failure.Code != session.CodeStreamInterrupted ||
 			failed[0].Progress == nil || failed[0].Progress.AudioSeconds != 8 {
 			t.Fatalf("after the grace: %+v, %v", failed, err)
+		}
+		if _, err := s.LiveSession(ctx, "default", "call"); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("live session of the call after it ended = %v, want ErrNotFound", err)
 		}
 		if err := s.ClaimSession(ctx, "default", r.ID, "b"); !errors.Is(err, session.ErrNotActive) {
 			t.Errorf("claim of an ended session = %v, want ErrNotActive", err)

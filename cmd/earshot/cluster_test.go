@@ -381,6 +381,29 @@ func TestReplicasBindAcrossReplicas(t *testing.T) {
 	if _, rs := c.rest(a, "GET", "/v1/register_session/"+id, nil); rs["state"] != "FAILED" {
 		t.Errorf("after the DELETE: %v", rs)
 	}
+
+	// A stream on B for a session created on A picks the media of the
+	// session's audio settings (stereo here), as on one replica.
+	code, as := c.rest(a, "POST", "/v1/audio_settings", map[string]any{"audio_protocol": "audiohook", "audio_format": "raw",
+		"audio_codec": "mulaw", "sample_format": "", "sample_rate": 8000, "channels": 2, "channel": "external"})
+	if code != http.StatusCreated {
+		t.Fatalf("stereo settings: %d %v", code, as)
+	}
+	callID = uuid.NewString()
+	c.session(a, as["id"].(string), callID, 5)
+	secret, _ := base64.StdEncoding.DecodeString(c.secret)
+	sc, _, err := audiohook.Dial(t.Context(), audiohook.ClientOptions{URL: b.ws(), APIKey: c.key, Secret: secret, OrganizationID: orgID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Drop()
+	opened, _, err := sc.Open(t.Context(), audiohook.OpenParameters{OrganizationID: orgID, ConversationID: callID,
+		Participant: audiohook.Participant{ID: uuid.NewString(), ANI: "+15550100"}, Media: []audiohook.Media{
+			{Type: "audio", Format: "PCMU", Channels: []string{"external"}, Rate: 8000},
+			{Type: "audio", Format: "PCMU", Channels: []string{"external", "internal"}, Rate: 8000}}})
+	if err != nil || len(opened.Media) != 1 || len(opened.Media[0].Channels) != 2 {
+		t.Errorf("B opened %+v (%v) for a stereo session created on A, want the stereo offer", opened.Media, err)
+	}
 }
 
 // credentialFormat reports whether cred looks like a register session's
