@@ -103,8 +103,11 @@ const (
 
 // Manager creates, reads and ends sessions, and binds them to the audio
 // streams of their calls. All methods are safe for concurrent use.
-// NewManager starts one goroutine, which writes progress to the store;
-// Close stops it and every timer, and waits for them.
+// NewManager starts the goroutines that write progress to the store
+// (the flusher) and the replica's lease (the maintainer), and with Peers
+// the ones that listen to the other replicas and bind their sessions to
+// this replica's streams (the listener and the binder); Close stops them
+// and every timer, and waits for them.
 type Manager struct {
 	store  *breakerStore
 	models *voiceprint.Registry
