@@ -273,7 +273,11 @@ func recordings(t *testing.T) []string {
 // open on replica B and which are polled on replica C; half the sessions
 // exist before their streams open, half are created once the stream has
 // opened. Every session reaches SUCCESS with a credential of the same
-// format as on one replica.
+// format as on one replica. Then, one call at a time: how fast a session
+// binds to a stream already open on another replica, its progress read
+// on every replica, a DELETE on C stopping B's collection, verify sessions
+// across replicas (MATCH and NO_MATCH), and the media of a stereo session
+// picked by a replica that did not create it.
 func TestReplicasBindAcrossReplicas(t *testing.T) {
 	db := freshDatabase(t)
 	c := startCluster(t, 3, db)
@@ -359,7 +363,7 @@ func TestReplicasBindAcrossReplicas(t *testing.T) {
 	// second), and a DELETE on C stops the collection on B: B ends the
 	// stream, as it does when a session it feeds is done.
 	audio := fixture(t, "enrol-s01.wav")
-	if err := stream(t.Context(), cl, audio[:3*8000]); err != nil {
+	if err := stream(t.Context(), cl, audio[:3*8000], 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range c.replicas {
@@ -386,6 +390,48 @@ func TestReplicasBindAcrossReplicas(t *testing.T) {
 	}
 	if _, rs := c.rest(a, "GET", "/v1/register_session/"+id, nil); rs["state"] != "FAILED" {
 		t.Errorf("after the DELETE: %v", rs)
+	}
+
+	// Verify sessions bind across replicas too: enrol on B (created on A,
+	// read on C), then verify the same speaker and another one.
+	callID = uuid.NewString()
+	reg := c.session(a, settings, callID, 10)
+	cl2, msgs2 := openStream(t, c, b, callID)
+	defer cl2.Drop()
+	if err := stream(t.Context(), cl2, audio, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	<-msgs2
+	rs := awaitState(t, c, cr, reg)
+	cred, _ := rs["result"].(map[string]any)["credential"].(string)
+	if rs["state"] != "SUCCESS" || cred == "" {
+		t.Fatalf("register session: %v", rs)
+	}
+	for _, v := range []struct{ file, want string }{{"verify-s01.wav", "MATCH"}, {"verify-s04.wav", "NO_MATCH"}} {
+		callID := uuid.NewString()
+		code, m := c.rest(a, "GET", "/v1/models", nil)
+		if code != http.StatusOK {
+			t.Fatal(m)
+		}
+		code, vs := c.rest(a, "POST", "/v1/verify_session", map[string]any{"audio_settings_id": settings,
+			"authenticity_threshold": 0, "audio_total_duration": 6, "call_id": callID, "credential": cred,
+			"model_hash": m["items"].([]any)[0].(map[string]any)["hash"]})
+		if code != http.StatusCreated {
+			t.Fatalf("verify session: %d %v", code, vs)
+		}
+		cl, msgs := openStream(t, c, b, callID)
+		defer cl.Drop()
+		if err := stream(t.Context(), cl, fixture(t, v.file), 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		<-msgs
+		_, rs := c.rest(cr, "GET", "/v1/verify_session/"+vs["id"].(string), nil)
+		for deadline := time.Now().Add(20 * time.Second); rs["state"] == "PROCESSING_AUDIO" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			_, rs = c.rest(cr, "GET", "/v1/verify_session/"+vs["id"].(string), nil)
+		}
+		if res, _ := rs["result"].(map[string]any); rs["state"] != "SUCCESS" || res["decision"] != v.want {
+			t.Errorf("verify of %s (created on A, streamed on B, read on C): %v, want %s", v.file, rs, v.want)
+		}
 	}
 
 	// A stream on B for a session created on A picks the media of the
@@ -482,10 +528,10 @@ func openStream(t *testing.T, c *cluster, r *replica, callID string) (*audiohook
 	return cl, msgs
 }
 
-// stream sends audio in 200 ms frames, paced at real time, until it is
-// sent, ctx ends or the connection fails.
-func stream(ctx context.Context, cl *audiohook.Client, audio []byte) error {
-	tick := time.NewTicker(200 * time.Millisecond)
+// stream sends audio in 200 ms frames, one every interval (200 ms is real
+// time), until it is sent, ctx ends or the connection fails.
+func stream(ctx context.Context, cl *audiohook.Client, audio []byte, interval time.Duration) error {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for i := 0; i < len(audio); i += 1600 {
 		select {
@@ -520,7 +566,7 @@ func TestReplicaLossFailsItsSessions(t *testing.T) {
 	defer cancel()
 	loop := func(cl *audiohook.Client) {
 		defer wg.Done()
-		for stream(ctx, cl, audio) == nil {
+		for stream(ctx, cl, audio, 200*time.Millisecond) == nil {
 		}
 	}
 	const calls = 11
@@ -736,7 +782,7 @@ func TestDatabaseOutage(t *testing.T) {
 					}
 				}
 			}()
-			for stream(sctx, cl, audio) == nil {
+			for stream(sctx, cl, audio, 200*time.Millisecond) == nil {
 			}
 		}()
 	}

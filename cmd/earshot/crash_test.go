@@ -43,7 +43,7 @@ func TestCrashMidCall(t *testing.T) {
 	defer cancel()
 	loop := func(cl *audiohook.Client) {
 		defer wg.Done()
-		for stream(ctx, cl, audio) == nil {
+		for stream(ctx, cl, audio, 200*time.Millisecond) == nil {
 		}
 	}
 	lost, back := uuid.NewString(), uuid.NewString()
