@@ -256,7 +256,7 @@ func (m *Manager) maintainer() {
 	defer t.Stop()
 	var reachedSince time.Time // zero while the store does not answer
 	lost := false
-	for {
+	for tick := 0; ; tick++ {
 		select {
 		case <-t.C:
 		case <-m.ctx.Done():
@@ -281,12 +281,18 @@ func (m *Manager) maintainer() {
 		if m.opts.Peers != nil && at.Sub(reachedSince) < m.opts.LeaseTTL {
 			continue
 		}
-		m.reap(m.ctx, at)
+		m.reap(m.ctx, at, tick%expireEvery == 0)
 	}
 }
 
-// reap runs one pass of the maintainer's clean-up.
-func (m *Manager) reap(ctx context.Context, at time.Time) {
+// expireEvery is how many maintainer ticks pass between two sweeps of the
+// waiting sessions (expireWaiting): a sweep reads them all, and it only
+// catches sessions past the session timeout, minutes old.
+const expireEvery = 15
+
+// reap runs one pass of the maintainer's clean-up; sweep adds the sweep
+// of sessions that no replica times.
+func (m *Manager) reap(ctx context.Context, at time.Time, sweep bool) {
 	if m.opts.Peers != nil {
 		n, err := m.store.ExpireReplicas(ctx, at.Add(-m.opts.LeaseTTL), m.opts.ReplicaID)
 		if err != nil {
@@ -317,7 +323,7 @@ func (m *Manager) reap(ctx context.Context, at time.Time) {
 		m.ended(s.ID)
 		m.tell(ctx, event{Type: eventEnded, Tenant: s.TenantID, Call: s.CallID, Session: s.ID})
 	}
-	if m.opts.Peers != nil {
+	if m.opts.Peers != nil && sweep {
 		m.expireWaiting(ctx, at)
 	}
 }

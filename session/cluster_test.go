@@ -210,3 +210,40 @@ func (b *breakerEvents) StoreCall(op string, _ time.Duration, failed bool) {
 		b.failed++
 	}
 }
+
+// TestWaitingSessionOfADeadReplica: a session waits for its stream on a
+// replica that dies (its timer dies with it); another replica fails it
+// NoAudio once it is older than the session timeout.
+func TestWaitingSessionOfADeadReplica(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store := newMemStore()
+		bus := &fakePeers{}
+		a := NewManager(store, voiceprint.NewRegistry(), Options{ReplicaID: "a", Peers: bus, SessionTimeout: time.Minute}, zaptest.NewLogger(t))
+		b := newTestManager(t, store, Options{ReplicaID: "b", Peers: bus, SessionTimeout: time.Minute})
+		as, _ := a.CreateAudioSettings(ctx, "t1", validSettings())
+		s, err := a.Create(ctx, "t1", KindRegister, Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.5,
+			AudioTotalDuration: 10, CallID: "call", ModelHash: a.Models()[0].Hash})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.mu.Lock()
+		for _, l := range a.live {
+			l.timer.Stop() // a dies: its timer with it
+		}
+		a.mu.Unlock()
+		a.cancel()
+		a.wg.Wait()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got, _ := b.Get(ctx, "t1", KindRegister, s.ID); got.State != StateProcessingAudio {
+			t.Fatalf("failed before its timeout: %+v", got)
+		}
+		time.Sleep(DefaultLeaseTTL + expireEvery*DefaultLeaseTTL/5)
+		synctest.Wait()
+		got, _ := b.Get(ctx, "t1", KindRegister, s.ID)
+		if got.State != StateFailed || got.Failure.Code != CodeNoAudio {
+			t.Fatalf("a waiting session whose replica died, past its timeout: %+v; want FAILED NoAudio", got)
+		}
+	})
+}
