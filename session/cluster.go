@@ -201,6 +201,11 @@ func (m *Manager) reconcile(ctx context.Context, settings map[string]AudioSettin
 func (m *Manager) bindWaiting(s Session, a AudioSettings, c *Call) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.bindWaitingLocked(s, a, c)
+}
+
+// bindWaitingLocked is bindWaiting with m.mu held.
+func (m *Manager) bindWaitingLocked(s Session, a AudioSettings, c *Call) {
 	if m.closed || m.calls[c.key] != c {
 		return
 	}

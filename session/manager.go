@@ -128,7 +128,8 @@ type Manager struct {
 	pending []pendingFinal // terminal states the store has not taken yet
 	wg      sync.WaitGroup // timer callbacks and the background goroutines
 
-	kick chan struct{} // wakes the binder (a session or a stream appeared)
+	kick  chan struct{}     // wakes the binder (a session or a stream appeared)
+	found map[callKey]found // sessions SelectMedia read for streams about to start; guarded by mu
 }
 
 // pendingFinal is a terminal state waiting to be written.
@@ -172,7 +173,7 @@ func NewManager(store Store, models *voiceprint.Registry, opts Options, log *zap
 		store: newBreakerStore(store, opts.Observer), models: models, opts: opts, log: log, ctx: ctx, cancel: cancel,
 		live: map[string]*live{}, byCall: map[callKey]*live{}, calls: map[callKey]*Call{},
 		finals: make(chan struct{}, opts.MaxConcurrentFinals),
-		kick:   make(chan struct{}, 1),
+		kick:   make(chan struct{}, 1), found: map[callKey]found{},
 	}
 	m.wg.Add(2)
 	go m.flusher()

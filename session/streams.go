@@ -25,12 +25,29 @@ func (m *Manager) SelectMedia(tenantID, callID string, offered []MediaOffer) int
 		defer cancel()
 		if s, err := m.store.LiveSession(ctx, tenantID, callID); err == nil {
 			if a, err := m.store.AudioSettings(ctx, tenantID, s.AudioSettingsID); err == nil {
+				// StartCall binds it at once, without waiting for the binder.
+				m.mu.Lock()
+				if len(m.found) >= maxFound {
+					clear(m.found) // streams that opened without starting (none in practice)
+				}
+				m.found[callKey{tenantID, callID}] = found{s, a}
+				m.mu.Unlock()
 				return selectMedia(a, offered)
 			}
 		}
 	}
 	return defaultMedia(offered)
 }
+
+// found is a session that SelectMedia read from the store for a stream
+// about to start.
+type found struct {
+	s Session
+	a AudioSettings
+}
+
+// maxFound bounds Manager.found.
+const maxFound = 1024
 
 // selectMediaTimeout bounds the store lookup of SelectMedia: the stream
 // waits for its opened message meanwhile.
@@ -58,9 +75,12 @@ func (m *Manager) StartCall(spec StreamSpec, ctl Disconnector) (*Call, error) {
 			l.timer.Stop()
 		}
 		c.bind(l)
+	} else if f, ok := m.found[key]; ok {
+		m.bindWaitingLocked(f.s, f.a, c) // created on another replica, read by SelectMedia
 	} else if m.opts.Peers != nil {
 		m.kickBinder() // the session may wait in the store, created elsewhere
 	}
+	delete(m.found, key)
 	m.mu.Unlock()
 	m.observe().CallsActive(1)
 	return c, nil

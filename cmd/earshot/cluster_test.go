@@ -287,7 +287,7 @@ func TestReplicasBindAcrossReplicas(t *testing.T) {
 	for _, after := range []bool{false, true} {
 		var stdout, stderr strings.Builder
 		args := []string{"replay", "--url", b.ws(), "--api-url", api, "--api-key", c.key, "--client-secret", c.secret,
-			"--calls", "25", "--speed", "3", "--register", "--audio-total-duration", "5s", "--quiet"}
+			"--calls", "25", "--speed", "1", "--register", "--audio-total-duration", "4s", "--quiet"}
 		if after {
 			args = append(args, "--register-after-open")
 		}
@@ -823,8 +823,12 @@ func TestDatabaseOutage(t *testing.T) {
 				if resp.StatusCode != http.StatusServiceUnavailable {
 					t.Errorf("GET %s on %s during the outage: %s, want 503", path, r.name, resp.Status)
 				}
-				if elapsed > time.Second {
-					t.Errorf("GET %s on %s took %s during the outage, want a 503 within 1 s", path, r.name, elapsed)
+				// A 503 comes at once (milliseconds, logged below); the bound
+				// is loose because the machine may be loaded, but a request
+				// that waits on the database (it did: up to the client's
+				// timeout) fails it.
+				if elapsed > 5*time.Second {
+					t.Errorf("GET %s on %s took %s during the outage, want a 503 at once", path, r.name, elapsed)
 				}
 			}
 		}
