@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -409,6 +410,48 @@ func TestClaimsAndLeases(t *testing.T) {
 		}
 		if err := s.RemoveReplica(ctx, "b"); err != nil {
 			t.Error(err)
+		}
+	})
+}
+
+// TestNotifyReachesListeners: on PostgreSQL, a payload sent with Notify
+// reaches a Listen of another store on the same database; Listen returns
+// nil when its context ends. SQLite's store is not shared and Notify does
+// nothing.
+func TestNotifyReachesListeners(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		s := openStore(t, "", t.TempDir())
+		if s.Shared() || s.Notify(t.Context(), "x") != nil {
+			t.Error("the embedded store claims to be shared, or Notify failed")
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		u := postgresSchema(t)
+		sender, receiver := openStore(t, u, ""), openStore(t, u, "")
+		if !sender.Shared() {
+			t.Fatal("PostgreSQL store is not shared")
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		connected, got := make(chan struct{}), make(chan string, 4)
+		done := make(chan error, 1)
+		go func() {
+			done <- receiver.Listen(ctx, func() { close(connected) }, func(p string) { got <- p })
+		}()
+		<-connected
+		payload := `{"e":"created","t":"default","c":"call-1"}`
+		if err := sender.Notify(t.Context(), payload); err != nil {
+			t.Fatal(err)
+		}
+		if p := <-got; p != payload {
+			t.Errorf("received %q, want %q", p, payload)
+		}
+		if err := sender.Notify(t.Context(), strings.Repeat("x", store.MaxNotifyPayload+1)); err == nil {
+			t.Error("an oversized payload was sent")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Listen after its context ended = %v, want nil", err)
 		}
 	})
 }
