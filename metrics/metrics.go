@@ -32,6 +32,7 @@ type Metrics struct {
 	failures        *prometheus.CounterVec
 	audioMetrics    // audio.go
 	securityMetrics // security.go
+	storeMetrics    // store.go
 }
 
 // New creates the collectors and registers them on reg.
@@ -44,6 +45,7 @@ func New(reg prometheus.Registerer, build Build) *Metrics {
 	return &Metrics{
 		audioMetrics:    newAudioMetrics(f),
 		securityMetrics: newSecurityMetrics(f),
+		storeMetrics:    newStoreMetrics(f),
 		httpRequests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "earshot_http_requests_total",
 			Help: "HTTP requests answered, by route pattern, method and status code.",

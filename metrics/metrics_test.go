@@ -31,6 +31,11 @@ func TestMetricsLint(t *testing.T) {
 	m.TokenRequest("client_credentials", "issued")
 	m.AuthFailure("tenant", "expired")
 	m.ManagementChange("api_key_created")
+	m.BreakerState(2)
+	m.StoreCall("session", time.Millisecond, false)
+	m.StoreCall("heartbeat", 0, true)
+	m.SessionsActive("register", 1)
+	m.LeasesExpired(1)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -95,5 +100,50 @@ earshot_oauth_token_requests_total{grant="refresh_token",outcome="invalid_grant"
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"earshot_oauth_token_requests_total", "earshot_auth_failures_total", "earshot_management_changes_total"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestStoreMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, metrics.Build{})
+	m.BreakerState(2)
+	m.SessionsActive("verify", 2)
+	m.SessionsActive("verify", -1)
+	m.StoreCall("claim_session", 0, true)
+	m.StoreCall("claim_session", time.Millisecond, false)
+	m.LeasesExpired(2)
+	want := `
+# HELP earshot_replica_leases_expired_total Replicas this replica found dead (lease not renewed), whose sessions' streams were then taken as cut.
+# TYPE earshot_replica_leases_expired_total counter
+earshot_replica_leases_expired_total 2
+# HELP earshot_sessions_active Sessions that a stream of this replica feeds now, by kind (register, verify).
+# TYPE earshot_sessions_active gauge
+earshot_sessions_active{kind="register"} 0
+earshot_sessions_active{kind="verify"} 1
+# HELP earshot_store_breaker_state State of the store's circuit breaker: 0 closed, 1 half-open, 2 open (the store is failing; REST answers 503).
+# TYPE earshot_store_breaker_state gauge
+earshot_store_breaker_state 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "earshot_replica_leases_expired_total",
+		"earshot_sessions_active", "earshot_store_breaker_state"); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() == "earshot_store_errors_total" {
+			for _, m := range f.GetMetric() {
+				errs[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if len(errs) != len(metrics.StoreOperations) || errs["claim_session"] != 1 || errs["session"] != 0 {
+		t.Errorf("store errors %v: want every operation, one claim_session error", errs)
+	}
+	if n, _ := testutil.GatherAndCount(reg, "earshot_store_operation_duration_seconds"); n != 1 {
+		t.Errorf("%d duration series, want 1 (refused calls are not timed)", n)
 	}
 }

@@ -61,6 +61,10 @@ type call struct {
 	protoErr string // the first protocol error of the server, as a kind
 
 	handled int // frames sent or skipped, for the progress report; owner only
+
+	// onOpened, if set, runs once the call has opened, before its audio
+	// (RegisterAfterOpen creates the session there).
+	onOpened func(ctx context.Context) (outcome, bool)
 }
 
 func newCall(r *Runner, i int) *call {
@@ -76,27 +80,19 @@ func (c *call) run(ctx context.Context) outcome {
 	defer func() { st.progressFrames.Add(planned - int64(c.handled)) }()
 	var sessionID string
 	if c.r.rest != nil && registers(c.index, c.r.opts.RegisterShare) {
-		total := c.r.opts.AudioTotalDuration
-		if total == 0 {
-			total = c.streamed()
-		}
-		id, err := c.r.rest.register(ctx, c.rec.Channels, c.callID, c.r.model, total, c.r.opts.AuthenticityThreshold)
-		if err != nil {
-			if ctx.Err() != nil {
-				return outcome{result: outcomeCancelled}
+		if c.r.opts.RegisterAfterOpen {
+			c.onOpened = func(ctx context.Context) (outcome, bool) {
+				id, o, ok := c.register(ctx)
+				sessionID = id
+				return o, ok
 			}
-			kind := "api_register"
-			var ae *apiError
-			if errors.As(err, &ae) {
-				kind = ae.kind()
+		} else {
+			id, o, ok := c.register(ctx)
+			if !ok {
+				return o
 			}
-			st.addError(kind, err)
-			return failed(kind, err)
+			sessionID = id
 		}
-		st.mu.Lock()
-		st.sessions++
-		st.mu.Unlock()
-		sessionID = id
 	}
 	o, streamed := c.play(ctx)
 	if o.result == outcomeFailed && !o.counted {
@@ -106,6 +102,35 @@ func (c *call) run(ctx context.Context) outcome {
 		c.settle(ctx, sessionID, streamed)
 	}
 	return o
+}
+
+// register creates the call's register session. When it fails, ok is
+// false and o is the call's outcome.
+func (c *call) register(ctx context.Context) (id string, o outcome, ok bool) {
+	st := c.r.stats
+	total := c.r.opts.AudioTotalDuration
+	if total == 0 {
+		total = c.streamed()
+	}
+	id, err := c.r.rest.register(ctx, c.rec.Channels, c.callID, c.r.model, total, c.r.opts.AuthenticityThreshold)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", outcome{result: outcomeCancelled}, false
+		}
+		kind := "api_register"
+		var ae *apiError
+		if errors.As(err, &ae) {
+			kind = ae.kind()
+		}
+		st.addError(kind, err)
+		o := failed(kind, err)
+		o.counted = true
+		return "", o, false
+	}
+	st.mu.Lock()
+	st.sessions++
+	st.mu.Unlock()
+	return id, outcome{}, true
 }
 
 // registers reports whether call i of a run registers when a share of
@@ -240,6 +265,12 @@ func (c *call) play(ctx context.Context) (outcome, bool) {
 		return c.finish(failed("bad_selection", err)), true
 	}
 	st.count(st.media, layout.String())
+	if c.onOpened != nil {
+		if o, ok := c.onOpened(ctx); !ok {
+			c.closeAndWait("end")
+			return c.finish(o), true
+		}
+	}
 	return c.stream(ctx, layout, opened.StartPaused), true
 }
 

@@ -80,6 +80,10 @@ type Options struct {
 	// the session to a terminal state after it ends. Without it the run
 	// uses nothing but the AudioHook protocol and drives any server.
 	Register bool
+	// RegisterAfterOpen, with Register, creates each call's session once
+	// its stream has opened and before its audio, as an agent who starts
+	// an enrolment during the call, instead of before the call opens.
+	RegisterAfterOpen bool
 	// RegisterShare is, with Register, the share of the calls that
 	// register (0 < share ≤ 1; 0 means 1). The calls are picked evenly:
 	// call i registers when ⌊(i+1)·share⌋ > ⌊i·share⌋, so 0.2 is every

@@ -243,6 +243,15 @@ func (c *Call) start(ctx context.Context, l *live) {
 		c.m.log.Warn("a second session for a bound call", zap.String("session_id", l.id))
 		return
 	}
+	// The claim: this stream feeds the session, and no other does. While
+	// the store is unreachable the session is bound anyway and the
+	// flusher takes the claim when it returns.
+	if err := c.m.claim(ctx, l); err != nil && contractAnswer(err) {
+		// Another replica's stream feeds it, or it ended meanwhile.
+		c.log.Debug("session not bound: claimed elsewhere or ended", zap.String("session_id", l.id), zap.Error(err))
+		c.m.dropLive(l.id)
+		return
+	}
 	if !mediaFits(l.settings, c.spec) {
 		c.m.finish(ctx, l, nil, &Failure{Code: CodeAudioFormatMismatch,
 			Message: "the audio stream offered no media matching the session's audio settings"}, nil)
@@ -263,11 +272,15 @@ func (c *Call) start(ctx context.Context, l *live) {
 	}
 	c.bound, c.collector, c.boundHop = l, col, c.pipe.Hops()
 	c.pipe.SetSink(col)
+	c.m.observe().SessionsActive(string(l.sess.Kind), 1)
 	c.log.Info("session bound to stream", zap.String("session_id", l.id))
 }
 
 // release unbinds the session.
 func (c *Call) release() {
+	if c.bound != nil {
+		c.m.observe().SessionsActive(string(c.bound.sess.Kind), -1)
+	}
 	c.bound, c.collector = nil, nil
 	if c.pipe != nil {
 		c.pipe.SetSink(nil)

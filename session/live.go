@@ -15,9 +15,10 @@ type live struct {
 	settings AudioSettings
 
 	// Guarded by Manager.mu.
-	timer     *time.Timer
-	call      *Call
-	finishing bool // a terminal state is being written
+	timer        *time.Timer
+	call         *Call
+	finishing    bool // a terminal state is being written
+	claimPending bool // bound to call, but the store could not take the claim yet
 
 	mu       sync.Mutex
 	progress *Progress

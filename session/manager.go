@@ -27,6 +27,18 @@ type Observer interface {
 	FrameProcessed(elapsed time.Duration)
 	// FrameDropped: a frame was dropped, and why (queue_full, undecodable).
 	FrameDropped(reason string)
+	// SessionsActive: the number of sessions of kind that a stream of
+	// this replica feeds changed by delta.
+	SessionsActive(kind string, delta int)
+	// StoreCall: one store operation (a fixed name) ran for elapsed, or
+	// was refused at once by the open breaker (elapsed 0); failed when it
+	// did not succeed (answers of the contract, like not found, succeed).
+	StoreCall(op string, elapsed time.Duration, failed bool)
+	// BreakerState: the store's circuit breaker is now closed (0),
+	// half-open (1) or open (2).
+	BreakerState(state int)
+	// LeasesExpired: this replica found n other replicas dead.
+	LeasesExpired(n int)
 }
 
 // Options configure a Manager. The zero value works.
@@ -53,6 +65,30 @@ type Options struct {
 	// live calls' frames and pongs wait. Default: half the cores
 	// (GOMAXPROCS), at least one.
 	MaxConcurrentFinals int
+
+	// ReplicaID names this process among the replicas that share the
+	// store; claims and leases carry it. Default: a random UUID, so each
+	// start is a new replica.
+	ReplicaID string
+	// Peers, if not nil, says the store is shared with other replicas
+	// and carries their notifications: the Manager tells them when it
+	// creates, claims or ends a session, hears theirs, and every
+	// ReconcileInterval matches its unbound streams with the sessions
+	// waiting in the store (a missed notification costs at most that).
+	// Nil: this process is the store's only user (the embedded store),
+	// and any claim it finds at Resume is from a process that ended.
+	Peers Peers
+	// ReconcileInterval is how often, with Peers, unbound streams are
+	// matched with waiting sessions through the store. Default 1 s.
+	ReconcileInterval time.Duration
+	// LeaseTTL is how old a replica's heartbeat may be before the others
+	// take it for dead and release its claims. Heartbeats are written
+	// every LeaseTTL/5. Default 10 s.
+	LeaseTTL time.Duration
+	// StreamGrace is how long a session whose stream was cut waits for a
+	// stream of its call to claim it again before it fails with
+	// StreamInterrupted. Default 10 s.
+	StreamGrace time.Duration
 }
 
 // Defaults of Options.
@@ -60,14 +96,20 @@ const (
 	DefaultSessionTimeout        = 10 * time.Minute
 	DefaultMaxAudioTotalDuration = 300.0
 	DefaultFlushInterval         = time.Second
+	DefaultReconcileInterval     = time.Second
+	DefaultLeaseTTL              = 10 * time.Second
+	DefaultStreamGrace           = 10 * time.Second
 )
 
 // Manager creates, reads and ends sessions, and binds them to the audio
 // streams of their calls. All methods are safe for concurrent use.
-// NewManager starts one goroutine, which writes progress to the store;
-// Close stops it and every timer, and waits for them.
+// NewManager starts the goroutines that write progress to the store
+// (the flusher) and the replica's lease (the maintainer), and with Peers
+// the ones that listen to the other replicas and bind their sessions to
+// this replica's streams (the listener and the binder); Close stops them
+// and every timer, and waits for them.
 type Manager struct {
-	store  Store
+	store  *breakerStore
 	models *voiceprint.Registry
 	opts   Options
 	log    *zap.Logger
@@ -84,7 +126,10 @@ type Manager struct {
 	byCall  map[callKey]*live
 	calls   map[callKey]*Call
 	pending []pendingFinal // terminal states the store has not taken yet
-	wg      sync.WaitGroup // timer callbacks and the flusher
+	wg      sync.WaitGroup // timer callbacks and the background goroutines
+
+	kick  chan struct{}     // wakes the binder (a session or a stream appeared)
+	found map[callKey]found // sessions SelectMedia read for streams about to start; guarded by mu
 }
 
 // pendingFinal is a terminal state waiting to be written.
@@ -111,14 +156,33 @@ func NewManager(store Store, models *voiceprint.Registry, opts Options, log *zap
 	if opts.MaxConcurrentFinals <= 0 {
 		opts.MaxConcurrentFinals = max(runtime.GOMAXPROCS(0)/2, 1)
 	}
+	if opts.ReplicaID == "" {
+		opts.ReplicaID = uuid.NewString()
+	}
+	if opts.ReconcileInterval <= 0 {
+		opts.ReconcileInterval = DefaultReconcileInterval
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	if opts.StreamGrace <= 0 {
+		opts.StreamGrace = DefaultStreamGrace
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
-		store: newBreakerStore(store), models: models, opts: opts, log: log, ctx: ctx, cancel: cancel,
+		store: newBreakerStore(store, opts.Observer), models: models, opts: opts, log: log, ctx: ctx, cancel: cancel,
 		live: map[string]*live{}, byCall: map[callKey]*live{}, calls: map[callKey]*Call{},
 		finals: make(chan struct{}, opts.MaxConcurrentFinals),
+		kick:   make(chan struct{}, 1), found: map[callKey]found{},
 	}
-	m.wg.Add(1)
+	m.wg.Add(2)
 	go m.flusher()
+	go m.maintainer()
+	if opts.Peers != nil {
+		m.wg.Add(2)
+		go m.binder()
+		go m.listener()
+	}
 	return m
 }
 
@@ -127,23 +191,53 @@ func (m *Manager) observe() Observer { return m.opts.Observer }
 // Models returns the speaker models sessions can use.
 func (m *Manager) Models() []voiceprint.Model { return m.models.Models() }
 
-// Resume takes over every live session in the store: each waits for its
-// stream again with the time it has left (one past its deadline fails at
-// once). Audio streams do not survive a restart.
+// Resume takes over the live sessions in the store at start-up. A session
+// that waits for its stream waits again with the time it has left (one
+// past its deadline fails at once). A session whose stream was cut (its
+// claim belongs to a process that is gone: audio streams do not survive a
+// restart) keeps its progress and waits StreamGrace for its call to
+// reconnect, then fails with StreamInterrupted. Without Peers every other
+// claim is from a process that ended and is released at once; with Peers,
+// a claim is released when its replica's lease expires.
 func (m *Manager) Resume(ctx context.Context) error {
+	if err := m.store.Heartbeat(ctx, m.opts.ReplicaID, now()); err != nil {
+		return fmt.Errorf("session: writing this replica's lease: %w", err)
+	}
+	if m.opts.Peers == nil {
+		if _, err := m.store.ExpireReplicas(ctx, now().Add(time.Hour), m.opts.ReplicaID); err != nil {
+			return fmt.Errorf("session: clearing leases of earlier runs: %w", err)
+		}
+		n, err := m.store.ReleaseClaims(ctx, now())
+		if err != nil {
+			return fmt.Errorf("session: releasing the claims of earlier runs: %w", err)
+		}
+		if n > 0 {
+			m.log.Info("sessions whose stream was cut by the restart wait for their calls to reconnect",
+				zap.Int("sessions", n), zap.Duration("grace", m.opts.StreamGrace))
+		}
+	}
 	sessions, err := m.store.ActiveSessions(ctx)
 	if err != nil {
 		return fmt.Errorf("session: resuming live sessions: %w", err)
 	}
+	resumed := 0
 	for _, s := range sessions {
+		interrupted := s.Claim == "" && !s.InterruptedAt.IsZero()
+		if s.Claim != "" {
+			continue // fed by a stream of a live replica
+		}
 		settings, err := m.store.AudioSettings(ctx, s.TenantID, s.AudioSettingsID)
 		if err != nil {
 			return fmt.Errorf("session: resuming session %s: %w", s.ID, err)
 		}
-		m.addLive(s, settings, time.Until(s.CreatedAt.Add(m.opts.SessionTimeout)))
+		// A session waiting for its stream is timed again; one whose
+		// stream was cut waits untimed for its call to reconnect here,
+		// and the maintainer fails it after the grace period.
+		m.addLive(s, settings, time.Until(s.CreatedAt.Add(m.opts.SessionTimeout)), !interrupted)
+		resumed++
 	}
-	if len(sessions) > 0 {
-		m.log.Info("resumed live sessions", zap.Int("sessions", len(sessions)))
+	if resumed > 0 {
+		m.log.Info("resumed live sessions", zap.Int("sessions", resumed))
 	}
 	return nil
 }
@@ -203,7 +297,8 @@ func (m *Manager) Create(ctx context.Context, tenantID string, kind Kind, req Re
 		return Session{}, fmt.Errorf("session: storing session: %w", err)
 	}
 	m.observe().SessionEntered(string(kind), string(StateProcessingAudio), "")
-	m.addLive(s, settings, m.opts.SessionTimeout)
+	m.addLive(s, settings, m.opts.SessionTimeout, true)
+	m.tell(ctx, event{Type: eventCreated, Tenant: tenantID, Call: s.CallID, Session: s.ID})
 	return s, nil
 }
 
@@ -269,30 +364,44 @@ func (m *Manager) Get(ctx context.Context, tenantID string, kind Kind, id string
 }
 
 // Cancel ends the tenant's live session of that kind and id as FAILED with
-// code Cancelled. It returns ErrNotFound for an unknown session and
+// code Cancelled, whichever replica's stream feeds it (that replica stops
+// collecting). It returns ErrNotFound for an unknown session and
 // ErrNotActive for one that already ended.
 func (m *Manager) Cancel(ctx context.Context, tenantID string, kind Kind, id string) error {
-	s, err := m.Get(ctx, tenantID, kind, id)
-	if err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		s, err := m.Get(ctx, tenantID, kind, id)
+		if err != nil {
+			return err
+		}
+		if s.State.Terminal() {
+			return ErrNotActive
+		}
+		s.State, s.Failure, s.UpdatedAt = StateFailed, &Failure{Code: CodeCancelled, Message: "the session was cancelled by the client"}, now()
+		err = m.store.UpdateSession(ctx, s)
+		if errors.Is(err, ErrConflict) && attempt < 3 {
+			continue // a stream claimed it (or lost it) meanwhile: read it again
+		}
+		if err != nil {
+			return err
+		}
+		m.observe().SessionEntered(string(s.Kind), string(s.State), string(CodeCancelled))
+		m.ended(id)
+		m.tell(ctx, event{Type: eventEnded, Tenant: tenantID, Call: s.CallID, Session: id})
+		return nil
 	}
-	if s.State.Terminal() {
-		return ErrNotActive
-	}
-	s.State, s.Failure, s.UpdatedAt = StateFailed, &Failure{Code: CodeCancelled, Message: "the session was cancelled by the client"}, now()
-	if err := m.store.UpdateSession(ctx, s); err != nil {
-		return err
-	}
-	m.observe().SessionEntered(string(s.Kind), string(s.State), string(CodeCancelled))
+}
+
+// ended forgets a session that ended elsewhere (or was cancelled here),
+// stopping the stream that feeds it.
+func (m *Manager) ended(id string) {
 	if call := m.dropLive(id); call != nil {
 		call.unbind(id)
 	}
-	return nil
 }
 
 // addLive registers a live session, binding it to its call's stream when
-// one is open, else arming its NoAudio timer.
-func (m *Manager) addLive(s Session, settings AudioSettings, wait time.Duration) {
+// one is open, else arming its NoAudio timer if timed.
+func (m *Manager) addLive(s Session, settings AudioSettings, wait time.Duration, timed bool) {
 	l := &live{id: s.ID, key: callKey{s.TenantID, s.CallID}, sess: s, settings: settings}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -306,7 +415,9 @@ func (m *Manager) addLive(s Session, settings AudioSettings, wait time.Duration)
 		call.bind(l)
 		return
 	}
-	l.timer = time.AfterFunc(max(wait, 0), func() { m.noAudio(l) })
+	if timed {
+		l.timer = time.AfterFunc(max(wait, 0), func() { m.noAudio(l) })
+	}
 }
 
 // dropLive forgets a live session and returns the call it was bound to.
@@ -335,7 +446,10 @@ func (m *Manager) hasLiveSession(key callKey) bool {
 	return l != nil && !l.finishing
 }
 
-// noAudio fails a session whose stream never came.
+// noAudio fails a session whose stream never came. The store is read
+// first: a session that a stream of another replica claimed, or whose
+// stream was cut (it fails StreamInterrupted instead), is left alone;
+// the write names no claim, so a claim taken meanwhile wins.
 func (m *Manager) noAudio(l *live) {
 	m.mu.Lock()
 	if m.closed || m.live[l.id] != l || l.call != nil {
@@ -347,6 +461,16 @@ func (m *Manager) noAudio(l *live) {
 	defer m.wg.Done()
 	ctx, cancel := context.WithTimeout(m.ctx, 30*time.Second)
 	defer cancel()
+	cur, err := m.store.Session(ctx, l.sess.TenantID, l.id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		m.dropLive(l.id)
+		return
+	case err == nil && (cur.State != StateProcessingAudio || cur.Claim != "" || !cur.InterruptedAt.IsZero()):
+		m.dropLive(l.id)
+		return
+	}
+	// On another error the write below is tried (and retried) anyway.
 	msg := fmt.Sprintf("no audio stream arrived for call_id within %s", m.opts.SessionTimeout)
 	if m.finish(ctx, l, nil, &Failure{Code: CodeNoAudio, Message: msg}, nil) {
 		m.log.Info("session failed: no audio", zap.String("session_id", l.id), zap.String("call_id", l.sess.CallID))
@@ -357,6 +481,8 @@ func (m *Manager) noAudio(l *live) {
 // FAILED with fail. The state is durable before anyone can read it: if the
 // store cannot take it now, the flusher retries and the session reads as
 // PROCESSING_AUDIO meanwhile. It reports whether the state was written now.
+// A session bound to a stream here is written under this replica's claim;
+// one no stream feeds (NoAudio) under none.
 func (m *Manager) finish(ctx context.Context, l *live, progress *Progress, fail *Failure, res *Result) bool {
 	final := l.sess
 	final.UpdatedAt = now()
@@ -374,14 +500,18 @@ func (m *Manager) finish(ctx context.Context, l *live, progress *Progress, fail 
 	if l.timer != nil {
 		l.timer.Stop()
 	}
+	final.Claim, final.InterruptedAt = "", time.Time{}
+	if l.call != nil {
+		final.Claim = m.opts.ReplicaID
+	}
 	m.mu.Unlock()
-	err := m.store.UpdateSession(ctx, final)
+	err := m.writeFinal(ctx, final)
 	switch {
 	case err == nil:
-		m.finished(l, final)
+		m.finished(ctx, l, final)
 		return true
-	case errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
-		m.dropLive(l.id) // cancelled meanwhile
+	case errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict):
+		m.dropLive(l.id) // cancelled, ended or claimed elsewhere meanwhile
 		return false
 	default:
 		m.log.Warn("store refused a terminal state; retrying", zap.String("session_id", l.id), zap.Error(err))
@@ -392,14 +522,31 @@ func (m *Manager) finish(ctx context.Context, l *live, progress *Progress, fail 
 	}
 }
 
-// finished records a terminal state the store took.
-func (m *Manager) finished(l *live, final Session) {
+// writeFinal writes a terminal state. When this replica's claim was
+// released meanwhile (its lease expired while it could not reach the
+// store) but no other stream took the session, it claims it again and
+// writes.
+func (m *Manager) writeFinal(ctx context.Context, final Session) error {
+	err := m.store.UpdateSession(ctx, final)
+	if errors.Is(err, ErrConflict) && final.Claim == m.opts.ReplicaID {
+		if err := m.store.ClaimSession(ctx, final.TenantID, final.ID, final.Claim); err != nil {
+			return err
+		}
+		err = m.store.UpdateSession(ctx, final)
+	}
+	return err
+}
+
+// finished records a terminal state the store took, and tells the other
+// replicas (the one whose timer waits for it stops it).
+func (m *Manager) finished(ctx context.Context, l *live, final Session) {
 	m.dropLive(l.id)
 	code := ""
 	if final.Failure != nil {
 		code = string(final.Failure.Code)
 	}
 	m.observe().SessionEntered(string(final.Kind), string(final.State), code)
+	m.tell(ctx, event{Type: eventEnded, Tenant: final.TenantID, Call: final.CallID, Session: final.ID})
 }
 
 // flusher writes live progress to the store every FlushInterval, and
@@ -418,30 +565,42 @@ func (m *Manager) flusher() {
 	}
 }
 
-// flush writes dirty progress and pending terminal states once.
+// flush writes pending claims and terminal states, then dirty progress,
+// once.
 func (m *Manager) flush(ctx context.Context) {
 	m.mu.Lock()
 	pending := m.pending
 	m.pending = nil
 	dirty := make([]*live, 0, len(m.live))
+	var unclaimed []*live
 	for _, l := range m.live {
-		if !l.finishing {
-			dirty = append(dirty, l)
+		if l.finishing {
+			continue
+		}
+		dirty = append(dirty, l)
+		if l.call != nil && l.claimPending {
+			unclaimed = append(unclaimed, l)
 		}
 	}
 	m.mu.Unlock()
 	for i, p := range pending {
-		err := m.store.UpdateSession(ctx, p.final)
+		err := m.writeFinal(ctx, p.final)
 		switch {
 		case err == nil:
-			m.finished(p.l, p.final)
-		case errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
+			m.finished(ctx, p.l, p.final)
+		case errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict):
 			m.dropLive(p.l.id)
 		default:
 			m.mu.Lock()
 			m.pending = append(m.pending, pending[i:]...)
 			m.mu.Unlock()
 			return // the store is down: keep the rest for the next tick
+		}
+	}
+	// Claims of sessions bound while the store was unreachable.
+	for _, l := range unclaimed {
+		if err := m.claim(ctx, l); err != nil && contractAnswer(err) {
+			m.ended(l.id) // another stream won it, or it ended meanwhile
 		}
 	}
 	// Progress of every live session in one write: one transaction per
@@ -451,30 +610,54 @@ func (m *Manager) flush(ctx context.Context) {
 	var written []*live
 	var snaps []Progress
 	at := now()
+	m.mu.Lock()
 	for _, l := range dirty {
+		if l.claimPending {
+			continue // written once the claim is
+		}
 		p, isDirty := l.snapshot()
 		if !isDirty {
 			continue
 		}
 		s := l.sess
-		s.Progress, s.UpdatedAt = p, at
+		s.Progress, s.UpdatedAt, s.Claim = p, at, ""
+		if l.call != nil {
+			s.Claim = m.opts.ReplicaID // progress comes from the stream that feeds the session
+		}
 		batch, written, snaps = append(batch, s), append(written, l), append(snaps, *p)
 	}
+	m.mu.Unlock()
 	if len(batch) == 0 {
 		return
 	}
-	if err := m.store.UpdateProgress(ctx, batch); err != nil {
+	stale, err := m.store.UpdateProgress(ctx, batch)
+	if err != nil {
 		m.log.Debug("progress not written; will retry", zap.Error(err))
 		return
 	}
 	for i, l := range written {
 		l.markClean(snaps[i])
 	}
+	for _, id := range stale {
+		m.mu.Lock()
+		l := m.live[id]
+		m.mu.Unlock()
+		if l == nil {
+			continue
+		}
+		// Ended elsewhere (cancelled on another replica), or this
+		// replica's claim was released while it was cut off: claim it
+		// again if no other stream took it, else stop feeding it.
+		if err := m.claim(ctx, l); err != nil && contractAnswer(err) {
+			m.ended(id)
+		}
+	}
 }
 
-// Close stops every timer and the flusher, writes what is pending once
-// more, and waits. Live sessions without a stream stay live in the store;
-// the next process resumes them. Close is idempotent.
+// Close stops every timer and background goroutine, writes what is
+// pending once more, deletes this replica's lease, and waits. Live
+// sessions without a stream stay live in the store; the next process (or
+// another replica) resumes them. Close is idempotent.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	if m.closed {
@@ -493,6 +676,9 @@ func (m *Manager) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	m.flush(ctx)
+	if err := m.store.RemoveReplica(ctx, m.opts.ReplicaID); err != nil {
+		m.log.Debug("this replica's lease was not removed; it expires", zap.Error(err))
+	}
 }
 
 // now returns the current time at the precision the store keeps.
@@ -504,3 +690,18 @@ func (nopObserver) SessionEntered(string, string, string) {}
 func (nopObserver) CallsActive(int)                       {}
 func (nopObserver) FrameProcessed(time.Duration)          {}
 func (nopObserver) FrameDropped(string)                   {}
+func (nopObserver) SessionsActive(string, int)            {}
+func (nopObserver) StoreCall(string, time.Duration, bool) {}
+func (nopObserver) BreakerState(int)                      {}
+func (nopObserver) LeasesExpired(int)                     {}
+
+// StoreAvailable returns ErrUnavailable while the store's circuit breaker
+// is open (the database failed repeatedly), else nil.
+func (m *Manager) StoreAvailable() error { return m.store.available() }
+
+// GuardStore runs f, a store operation of another package (reading an API
+// key on the REST path), through the sessions' circuit breaker: while it is
+// open, f is not run and the answer is ErrUnavailable at once; a failure
+// to reach the database is returned as ErrUnavailable wrapping the cause.
+// op names the operation in the metrics and must be from a fixed set.
+func (m *Manager) GuardStore(op string, f func() error) error { return m.store.guard(op, f) }

@@ -24,6 +24,7 @@ type memStore struct {
 	settings        map[string]AudioSettings
 	sessions        map[string]Session
 	progressBatches int // UpdateProgress calls
+	leases          map[string]time.Time
 }
 
 func newMemStore() *memStore {
@@ -78,34 +79,132 @@ func (m *memStore) UpdateSession(_ context.Context, s Session) error {
 		return ErrNotFound
 	case old.State != StateProcessingAudio:
 		return ErrNotActive
+	case old.Claim != s.Claim:
+		return ErrConflict
 	}
+	s.InterruptedAt = old.InterruptedAt
 	m.sessions[s.ID] = s
 	return nil
 }
 
-func (m *memStore) UpdateProgress(_ context.Context, ss []Session) error {
+func (m *memStore) UpdateProgress(_ context.Context, ss []Session) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.progressBatches++
+	var stale []string
 	for _, s := range ss {
-		if old, ok := m.sessions[s.ID]; ok && old.TenantID == s.TenantID && old.State == StateProcessingAudio {
+		if old, ok := m.sessions[s.ID]; ok && old.TenantID == s.TenantID && old.State == StateProcessingAudio && old.Claim == s.Claim {
 			old.Progress, old.UpdatedAt = s.Progress, s.UpdatedAt
 			m.sessions[s.ID] = old
+		} else {
+			stale = append(stale, s.ID)
 		}
 	}
-	return nil
+	return stale, nil
 }
 
 func (m *memStore) ActiveSessions(context.Context) ([]Session, error) {
+	return m.where(func(s Session) bool { return s.State == StateProcessingAudio }), nil
+}
+
+func (m *memStore) where(f func(Session) bool) []Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Session
 	for _, s := range m.sessions {
-		if s.State == StateProcessingAudio {
+		if f(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (m *memStore) ClaimSession(_ context.Context, tenantID, id, replica string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	switch {
+	case !ok || s.TenantID != tenantID:
+		return ErrNotFound
+	case s.State != StateProcessingAudio:
+		return ErrNotActive
+	case s.Claim != "" && s.Claim != replica:
+		return ErrConflict
+	}
+	s.Claim, s.InterruptedAt = replica, time.Time{}
+	m.sessions[id] = s
+	return nil
+}
+
+func (m *memStore) LiveSession(_ context.Context, tenantID, callID string) (Session, error) {
+	for _, s := range m.where(func(s Session) bool {
+		return s.TenantID == tenantID && s.CallID == callID && s.State == StateProcessingAudio
+	}) {
+		return s, nil
+	}
+	return Session{}, ErrNotFound
+}
+
+func (m *memStore) WaitingSessions(context.Context) ([]Session, error) {
+	return m.where(func(s Session) bool { return s.State == StateProcessingAudio && s.Claim == "" }), nil
+}
+
+func (m *memStore) FailInterrupted(_ context.Context, before time.Time, f Failure, at time.Time) ([]Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Session
+	for id, s := range m.sessions {
+		if s.State == StateProcessingAudio && s.Claim == "" && !s.InterruptedAt.IsZero() && !s.InterruptedAt.After(before) {
+			s.State, s.Failure, s.UpdatedAt = StateFailed, &f, at
+			m.sessions[id] = s
 			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+func (m *memStore) Heartbeat(_ context.Context, replica string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.leases == nil {
+		m.leases = map[string]time.Time{}
+	}
+	m.leases[replica] = at
+	return nil
+}
+
+func (m *memStore) RemoveReplica(_ context.Context, replica string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.leases, replica)
+	return nil
+}
+
+func (m *memStore) ExpireReplicas(_ context.Context, staleBefore time.Time, keep string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, at := range m.leases {
+		if id != keep && at.Before(staleBefore) {
+			delete(m.leases, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (m *memStore) ReleaseClaims(_ context.Context, at time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, s := range m.sessions {
+		if _, alive := m.leases[s.Claim]; s.State == StateProcessingAudio && s.Claim != "" && !alive {
+			s.Claim, s.InterruptedAt = "", at
+			m.sessions[id] = s
+			n++
+		}
+	}
+	return n, nil
 }
 
 // events records observer calls.
@@ -123,6 +222,11 @@ func (e *events) SessionEntered(kind, state, code string) {
 func (e *events) CallsActive(int)              {}
 func (e *events) FrameProcessed(time.Duration) {}
 func (e *events) FrameDropped(string)          {}
+func (e *events) SessionsActive(string, int)   {}
+func (e *events) BreakerState(int)             {}
+func (e *events) LeasesExpired(int)            {}
+
+func (e *events) StoreCall(string, time.Duration, bool) {}
 
 func (e *events) String() string {
 	e.mu.Lock()
@@ -406,6 +510,70 @@ func TestProgressIsFlushedInOneBatch(t *testing.T) {
 		defer store.mu.Unlock()
 		if store.progressBatches != 1 {
 			t.Errorf("%d batches after a tick with nothing new, want still 1", store.progressBatches)
+		}
+	})
+}
+
+// TestResumeAfterACrash: a session whose stream was cut by a crash (its
+// claim belongs to the process that died) keeps its progress, waits
+// StreamGrace for its call to reconnect, then fails StreamInterrupted; a
+// session that only waited for its stream is timed as before.
+func TestResumeAfterACrash(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store := newMemStore()
+		first := NewManager(store, voiceprint.NewRegistry(), Options{ReplicaID: "first"}, zaptest.NewLogger(t))
+		if err := first.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		as, _ := first.CreateAudioSettings(ctx, "t1", validSettings())
+		req := Request{AudioSettingsID: as.ID, AuthenticityThreshold: 0.5, AudioTotalDuration: 30, ModelHash: first.Models()[0].Hash}
+		req.CallID = "fed"
+		fed, _ := first.Create(ctx, "t1", KindRegister, req)
+		req.CallID = "waiting"
+		waiting, _ := first.Create(ctx, "t1", KindRegister, req)
+		// A stream fed the first session 8 s of audio, then the process
+		// died: its claim and progress are in the store, its lease stays.
+		if err := store.ClaimSession(ctx, "t1", fed.ID, "first"); err != nil {
+			t.Fatal(err)
+		}
+		p := fed
+		p.Progress, p.Claim = &Progress{AudioSeconds: 8, VADPercentage: 70}, "first"
+		store.UpdateProgress(ctx, []Session{p})
+		first.cancel() // a crash: nothing more is written, not even Close's clean-up
+		first.wg.Wait()
+		first.mu.Lock()
+		for _, l := range first.live {
+			l.timer.Stop()
+		}
+		first.mu.Unlock()
+
+		second := newTestManager(t, store, Options{ReplicaID: "second", SessionTimeout: time.Hour})
+		if err := second.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := second.Get(ctx, "t1", KindRegister, fed.ID)
+		if s.State != StateProcessingAudio || s.Progress == nil || s.Progress.AudioSeconds != 8 || s.Claim != "" || s.InterruptedAt.IsZero() {
+			t.Fatalf("after the restart: %+v; want PROCESSING_AUDIO, interrupted, with its 8 s", s)
+		}
+		time.Sleep(DefaultStreamGrace - time.Second)
+		synctest.Wait()
+		if s, _ := second.Get(ctx, "t1", KindRegister, fed.ID); s.State != StateProcessingAudio {
+			t.Fatalf("failed within the grace: %+v", s)
+		}
+		time.Sleep(DefaultLeaseTTL/5 + time.Second) // the grace and one pass of the maintainer
+		synctest.Wait()
+		s, _ = second.Get(ctx, "t1", KindRegister, fed.ID)
+		if s.State != StateFailed || s.Failure.Code != CodeStreamInterrupted || s.Progress == nil || s.Progress.AudioSeconds != 8 {
+			t.Fatalf("after the grace: %+v; want FAILED StreamInterrupted with its 8 s", s)
+		}
+		if s, _ := second.Get(ctx, "t1", KindRegister, waiting.ID); s.State != StateProcessingAudio {
+			t.Errorf("the waiting session: %+v; want it still waiting", s.State)
+		}
+		// The call id is free again.
+		req.CallID = "fed"
+		if _, err := second.Create(ctx, "t1", KindRegister, req); err != nil {
+			t.Errorf("a new session for the interrupted call: %v", err)
 		}
 	})
 }

@@ -38,6 +38,10 @@ const (
 	CodeAudioFormatMismatch        ErrorCode = "AudioFormatMismatch"
 	CodeCancelled                  ErrorCode = "Cancelled"
 	CodeInternal                   ErrorCode = "Internal"
+	// CodeStreamInterrupted: the stream that fed the session was cut (its
+	// replica died, the process restarted, the connection was lost) and
+	// no stream for the call resumed it within the grace period.
+	CodeStreamInterrupted ErrorCode = "StreamInterrupted"
 )
 
 // Failure is the error of a FAILED session.
@@ -96,6 +100,13 @@ type Session struct {
 	Result *Result
 	// Failure is set in state FAILED.
 	Failure *Failure
+	// Claim is the id of the replica whose audio stream feeds the
+	// session, "" while none does. The store takes a claim only where
+	// there is none (ClaimSession), so one stream feeds a session.
+	Claim string
+	// InterruptedAt is when the stream that fed the session was cut; zero
+	// if it never was (or a stream claimed the session again since).
+	InterruptedAt time.Time
 }
 
 // Request holds the client's fields of a new session.

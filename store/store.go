@@ -36,7 +36,8 @@ const (
 type Store struct {
 	db      *sql.DB
 	backend string
-	stmts   sync.Map // query -> *sql.Stmt, prepared on first use
+	stmts   sync.Map        // query -> *sql.Stmt, prepared on first use
+	pgCfg   *pgx.ConnConfig // PostgreSQL only: for the listening connection
 }
 
 // Open connects to the database named by databaseURL and migrates it. An
@@ -105,7 +106,7 @@ func openPostgres(databaseURL string) (*Store, error) {
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{db: db, backend: BackendPostgres}, nil
+	return &Store{db: db, backend: BackendPostgres, pgCfg: cfg}, nil
 }
 
 // Backend returns BackendSQLite or BackendPostgres.

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -300,8 +302,12 @@ func TestUpdateProgress(t *testing.T) {
 		unknown := batch[0]
 		unknown.ID = "55555555-5555-4555-8555-555555555555"
 		batch = append(batch, unknown)
-		if err := s.UpdateProgress(ctx, batch); err != nil {
+		stale, err := s.UpdateProgress(ctx, batch)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if !slices.Equal(stale, []string{ids[2], unknown.ID}) {
+			t.Errorf("stale = %v, want the finished session and the unknown id", stale)
 		}
 		for i, id := range ids[:2] {
 			got, err := s.Session(ctx, "default", id)
@@ -314,8 +320,138 @@ func TestUpdateProgress(t *testing.T) {
 		if err != nil || *got.Progress != *done.Progress || got.State != session.StateSuccess || !got.UpdatedAt.Equal(done.UpdatedAt) {
 			t.Errorf("finished session after the batch: %+v, %v", got, err)
 		}
-		if err := s.UpdateProgress(ctx, nil); err != nil {
+		if _, err := s.UpdateProgress(ctx, nil); err != nil {
 			t.Errorf("empty batch: %v", err)
+		}
+	})
+}
+
+// TestClaimsAndLeases: a claim is exclusive and guards writes; a dead
+// replica's claims are released (the session interrupted, its progress
+// kept) and, after the grace, fail with the given failure.
+func TestClaimsAndLeases(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open func() *store.Store) {
+		s, ctx := open(), t.Context()
+		if err := s.Initialise(ctx, initialRecords()); err != nil {
+			t.Fatal(err)
+		}
+		as := session.AudioSettings{ID: "11111111-1111-4111-8111-111111111111", TenantID: "default", Protocol: "audiohook",
+			Format: "raw", Codec: "mulaw", SampleRate: 8000, Channels: 1, Channel: "external", CreatedAt: t0}
+		if err := s.CreateAudioSettings(ctx, as); err != nil {
+			t.Fatal(err)
+		}
+		r := session.Session{ID: "22222222-2222-4222-8222-222222222222", TenantID: "default", Kind: session.KindRegister,
+			AudioSettingsID: as.ID, AuthenticityThreshold: 0.8, AudioTotalDuration: 30, CallID: "call", ModelHash: "abc",
+			State: session.StateProcessingAudio, CreatedAt: t0, UpdatedAt: t0}
+		if err := s.CreateSession(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"a", "b"} {
+			if err := s.Heartbeat(ctx, id, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := s.LiveSession(ctx, "default", "call"); err != nil || got.ID != r.ID {
+			t.Fatalf("live session of the call: %+v, %v", got, err)
+		}
+		if w, err := s.WaitingSessions(ctx); err != nil || len(w) != 1 {
+			t.Fatalf("waiting before the claim: %d, %v", len(w), err)
+		}
+		if err := s.ClaimSession(ctx, "default", r.ID, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ClaimSession(ctx, "default", r.ID, "a"); err != nil {
+			t.Errorf("claiming again for the holder: %v", err)
+		}
+		if err := s.ClaimSession(ctx, "default", r.ID, "b"); !errors.Is(err, session.ErrConflict) {
+			t.Errorf("claim by another replica = %v, want ErrConflict", err)
+		}
+		if w, _ := s.WaitingSessions(ctx); len(w) != 0 {
+			t.Errorf("a claimed session is waiting")
+		}
+		p := r
+		p.Progress, p.Claim = &session.Progress{AudioSeconds: 8, VADPercentage: 60}, "a"
+		if stale, err := s.UpdateProgress(ctx, []session.Session{p}); err != nil || len(stale) != 0 {
+			t.Fatalf("progress of the holder: %v %v", stale, err)
+		}
+		noAudio := r
+		noAudio.State, noAudio.Failure = session.StateFailed, &session.Failure{Code: session.CodeNoAudio, Message: "x"}
+		if err := s.UpdateSession(ctx, noAudio); !errors.Is(err, session.ErrConflict) {
+			t.Errorf("a write naming no claim = %v, want ErrConflict", err)
+		}
+		// Replica a dies: b expires its lease and releases its claims.
+		if err := s.Heartbeat(ctx, "b", t0.Add(20*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.ExpireReplicas(ctx, t0.Add(10*time.Second), "b"); err != nil || n != 1 {
+			t.Fatalf("expired %d, %v; want a", n, err)
+		}
+		if n, err := s.ReleaseClaims(ctx, t0.Add(21*time.Second)); err != nil || n != 1 {
+			t.Fatalf("released %d, %v", n, err)
+		}
+		got, err := s.Session(ctx, "default", r.ID)
+		if err != nil || got.Claim != "" || !got.InterruptedAt.Equal(t0.Add(21*time.Second)) || got.Progress == nil || got.Progress.AudioSeconds != 8 {
+			t.Fatalf("after the release: %+v, %v", got, err)
+		}
+		f := session.Failure{Code: session.CodeStreamInterrupted, Message: "cut"}
+		if failed, err := s.FailInterrupted(ctx, t0.Add(20*time.Second), f, t0.Add(25*time.Second)); err != nil || len(failed) != 0 {
+			t.Fatalf("failed within the grace: %d, %v", len(failed), err)
+		}
+		failed, err := s.FailInterrupted(ctx, t0.Add(31*time.Second), f, t0.Add(31*time.Second))
+		if err != nil || len(failed) != 1 || failed[0].State != session.StateFailed || failed[0].Failure.Code != session.CodeStreamInterrupted ||
+			failed[0].Progress == nil || failed[0].Progress.AudioSeconds != 8 {
+			t.Fatalf("after the grace: %+v, %v", failed, err)
+		}
+		if _, err := s.LiveSession(ctx, "default", "call"); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("live session of the call after it ended = %v, want ErrNotFound", err)
+		}
+		if err := s.ClaimSession(ctx, "default", r.ID, "b"); !errors.Is(err, session.ErrNotActive) {
+			t.Errorf("claim of an ended session = %v, want ErrNotActive", err)
+		}
+		if err := s.RemoveReplica(ctx, "b"); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestNotifyReachesListeners: on PostgreSQL, a payload sent with Notify
+// reaches a Listen of another store on the same database; Listen returns
+// nil when its context ends. SQLite's store is not shared and Notify does
+// nothing.
+func TestNotifyReachesListeners(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		s := openStore(t, "", t.TempDir())
+		if s.Shared() || s.Notify(t.Context(), "x") != nil {
+			t.Error("the embedded store claims to be shared, or Notify failed")
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		u := postgresSchema(t)
+		sender, receiver := openStore(t, u, ""), openStore(t, u, "")
+		if !sender.Shared() {
+			t.Fatal("PostgreSQL store is not shared")
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		connected, got := make(chan struct{}), make(chan string, 4)
+		done := make(chan error, 1)
+		go func() {
+			done <- receiver.Listen(ctx, func() { close(connected) }, func(p string) { got <- p })
+		}()
+		<-connected
+		payload := `{"e":"created","t":"default","c":"call-1"}`
+		if err := sender.Notify(t.Context(), payload); err != nil {
+			t.Fatal(err)
+		}
+		if p := <-got; p != payload {
+			t.Errorf("received %q, want %q", p, payload)
+		}
+		if err := sender.Notify(t.Context(), strings.Repeat("x", store.MaxNotifyPayload+1)); err == nil {
+			t.Error("an oversized payload was sent")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Listen after its context ended = %v, want nil", err)
 		}
 	})
 }

@@ -114,3 +114,7 @@ func (f *frameCounter) SessionEntered(string, string, string) {}
 func (f *frameCounter) CallsActive(int)                       {}
 func (f *frameCounter) FrameProcessed(time.Duration)          { f.n.Add(1) }
 func (f *frameCounter) FrameDropped(string)                   { f.dropped.Add(1) }
+func (f *frameCounter) SessionsActive(string, int)            {}
+func (f *frameCounter) StoreCall(string, time.Duration, bool) {}
+func (f *frameCounter) BreakerState(int)                      {}
+func (f *frameCounter) LeasesExpired(int)                     {}

@@ -34,6 +34,8 @@ type config struct {
 	services              []string
 	maxUploadBytes        int64
 	signingKeyLifetime    time.Duration
+	streamGrace           time.Duration
+	leaseTTL              time.Duration
 }
 
 // envPrefix prefixes the environment equivalent of every flag.
@@ -63,6 +65,8 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) string) (c
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "how long shutdown waits for requests and calls to finish")
 	fs.DurationVar(&c.sessionTimeout, "session-timeout", session.DefaultSessionTimeout, "how long a session waits for its audio stream before failing with NoAudio")
 	fs.Float64Var(&c.maxAudioTotalDuration, "max-audio-total-duration", session.DefaultMaxAudioTotalDuration, "largest audio_total_duration a session may ask for, in seconds")
+	fs.DurationVar(&c.streamGrace, "stream-grace", session.DefaultStreamGrace, "how long a session whose stream was cut (replica lost, restart) waits for its call to reconnect before failing StreamInterrupted")
+	fs.DurationVar(&c.leaseTTL, "lease-ttl", session.DefaultLeaseTTL, "with PostgreSQL, how long a replica may go without renewing its lease before the others take it for dead")
 	proxies := fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
 	services := fs.String("services", auth.ServiceStreaming, "comma-separated services API keys may belong to; must include streaming")
 	fs.Int64Var(&c.maxUploadBytes, "max-upload-bytes", api.DefaultMaxUploadBytes, "largest multipart upload to /api/public/singles, in bytes")
@@ -114,6 +118,12 @@ func (c *config) validate() error {
 	}
 	if c.sessionTimeout <= 0 {
 		errs = append(errs, errors.New("--session-timeout must be positive"))
+	}
+	if c.streamGrace <= 0 || c.streamGrace > time.Hour {
+		errs = append(errs, errors.New("--stream-grace must be in (0, 1h]"))
+	}
+	if c.leaseTTL < time.Second || c.leaseTTL > 10*time.Minute {
+		errs = append(errs, errors.New("--lease-ttl must be in [1s, 10m]"))
 	}
 	if c.maxAudioTotalDuration <= 0 || c.maxAudioTotalDuration > 3600 {
 		errs = append(errs, errors.New("--max-audio-total-duration must be in (0, 3600] seconds"))

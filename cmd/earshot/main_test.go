@@ -18,7 +18,15 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(asEarshotEnv) == "1" {
+		// A replica process of the cluster tests: this test binary run
+		// as the earshot command (see startReplica).
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // isolateEnv hides every EARSHOT_ setting of the environment from an
 // in-process serve (flags and the master key), keeping only the test

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -75,18 +77,30 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sessions := session.NewManager(st, voiceprint.NewRegistry(), session.Options{
+	sopts := session.Options{
 		Sealer:                credentials,
 		SessionTimeout:        cfg.sessionTimeout,
 		MaxAudioTotalDuration: cfg.maxAudioTotalDuration,
 		Observer:              m,
-	}, log.Named("session"))
+		ReplicaID:             replicaID(),
+		StreamGrace:           cfg.streamGrace,
+		LeaseTTL:              cfg.leaseTTL,
+	}
+	if st.Shared() {
+		// Other replicas may use the database: hear them, and tell them.
+		sopts.Peers = st
+	}
+	sessions := session.NewManager(st, voiceprint.NewRegistry(), sopts, log.Named("session"))
 	defer sessions.Close()
+	log.Info("replica", zap.String("replica_id", sopts.ReplicaID), zap.Bool("shared_store", st.Shared()))
 	if err := sessions.Resume(ctx); err != nil {
 		return err
 	}
 
-	keys := auth.NewKeys(st, mk)
+	// API keys are read through the sessions' circuit breaker: while the
+	// database is unreachable, REST answers 503 at once.
+	keyStore := guardedKeyStore{Store: st, sessions: sessions}
+	keys := auth.NewKeys(keyStore, mk)
 	hook := audiohook.NewHandler(audiohook.Options{
 		Authenticator: hookAuth{keys},
 		Consumer:      hookConsumer{sessions},
@@ -99,10 +113,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Sessions:  sessions,
 		AudioHook: hook,
 		Keys:      keys,
-		Ready:     st.Ping,
-		Observer:  m,
-		Logger:    log.Named("api"),
-		Singles:   api.SessionScorer{Sessions: sessions},
+		Ready: func(ctx context.Context) error {
+			if err := sessions.StoreAvailable(); err != nil {
+				return err
+			}
+			return st.Ping(ctx)
+		},
+		Observer: m,
+		Logger:   log.Named("api"),
+		Singles:  api.SessionScorer{Sessions: sessions},
 	}
 	if cfg.metricsAddr == "" {
 		opts.Metrics = metricsHandler
@@ -116,7 +135,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	opts.Identity = &api.Identity{
 		Issuer:         auth.NewIssuer(st, signing, mk, auth.IssuerOptions{PublicURL: cfg.publicURL, Logger: log.Named("auth")}),
-		Keys:           auth.NewKeys(st, mk),
+		Keys:           auth.NewKeys(keyStore, mk),
 		KeyAdmin:       auth.NewKeyAdmin(st),
 		AllowList:      auth.NewAllowList(st),
 		Admin:          auth.NewAdmin(st, mk),
@@ -219,4 +238,39 @@ func (s *server) serve(cfg config) error {
 		return nil
 	}
 	return fmt.Errorf("%s server: %w", s.name, err)
+}
+
+// guardedKeyStore reads API keys through the sessions' circuit breaker.
+type guardedKeyStore struct {
+	auth.Store
+	sessions *session.Manager
+}
+
+func (g guardedKeyStore) APIKeyByLookup(ctx context.Context, lookup string) (k auth.APIKey, err error) {
+	gerr := g.sessions.GuardStore("api_key", func() error {
+		k, err = g.Store.APIKeyByLookup(ctx, lookup)
+		if errors.Is(err, auth.ErrNotFound) {
+			return nil // an answer, not a failure of the store
+		}
+		return err
+	})
+	if gerr != nil {
+		return auth.APIKey{}, gerr
+	}
+	return k, err
+}
+
+// replicaID names this process among the replicas: the host name (the pod
+// name on Kubernetes) and a random suffix, new at every start.
+func replicaID() string {
+	host, _ := os.Hostname()
+	if len(host) > 64 {
+		host = host[:64]
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	if host == "" {
+		return hex.EncodeToString(b)
+	}
+	return host + "-" + hex.EncodeToString(b)
 }
