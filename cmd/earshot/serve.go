@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/earshot-voice/earshot/api"
 	"github.com/earshot-voice/earshot/audiohook"
@@ -54,7 +55,19 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer st.Close()
 	log.Info("store open", zap.String("backend", st.Backend()))
-	creds, err := auth.Bootstrap(ctx, st, mk, log)
+	// The first start's credentials entry is at warn level; it is written
+	// whatever --log-level says, since it is the only one.
+	bootLog := log
+	if lvl, _ := zapcore.ParseLevel(cfg.logLevel); lvl > zapcore.WarnLevel {
+		if bootLog, err = newLogger(stderr, zapcore.WarnLevel.String(), cfg.logFormat); err != nil {
+			return err
+		}
+	}
+	bootOpts := auth.BootstrapOptions{AllowList: cfg.bootstrapAllow}
+	if cfg.dataDir != "" {
+		bootOpts.CredentialsFile = filepath.Join(cfg.dataDir, auth.CredentialsFileName)
+	}
+	creds, err := auth.BootstrapWith(ctx, st, mk, bootLog, bootOpts)
 	if err != nil {
 		return err
 	}
