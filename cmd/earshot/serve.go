@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -83,6 +84,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, build())
+	certExpiry := metrics.NewTLSCertificate(reg)
+	if cfg.tlsCert != "" {
+		notAfter, err := certificateNotAfter(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return err
+		}
+		certExpiry.Set(notAfter)
+		log.Info("TLS certificate", zap.Time("not_after", notAfter))
+	}
 
 	credentials, err := voiceprint.NewSealerAEAD(mk.NewAEAD("credential seal v1"))
 	if err != nil {
@@ -232,4 +242,14 @@ func (s *server) serve(cfg config) error {
 		return nil
 	}
 	return fmt.Errorf("%s server: %w", s.name, err)
+}
+
+// certificateNotAfter loads the TLS certificate and key as the server will
+// and returns when the certificate expires.
+func certificateNotAfter(certFile, keyFile string) (time.Time, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--tls-cert, --tls-key: %w", err)
+	}
+	return cert.Leaf.NotAfter, nil
 }
