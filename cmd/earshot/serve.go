@@ -41,6 +41,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do about it at exit
 	log.Info("starting", zap.String("version", versionString()))
+	// The certificate is checked before anything is created, its expiry
+	// exported once the registry exists.
+	var certNotAfter time.Time
+	if cfg.tlsCert != "" {
+		if certNotAfter, err = certificateNotAfter(cfg.tlsCert, cfg.tlsKey); err != nil {
+			return err
+		}
+		log.Info("TLS certificate", zap.Time("not_after", certNotAfter))
+	}
 
 	mk, created, err := auth.LoadOrCreateMasterKey(os.Getenv(masterKeyEnv), filepath.Join(cfg.dataDir, "master.key"))
 	if err != nil {
@@ -84,14 +93,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, build())
-	certExpiry := metrics.NewTLSCertificate(reg)
-	if cfg.tlsCert != "" {
-		notAfter, err := certificateNotAfter(cfg.tlsCert, cfg.tlsKey)
-		if err != nil {
-			return err
-		}
-		certExpiry.Set(notAfter)
-		log.Info("TLS certificate", zap.Time("not_after", notAfter))
+	if certExpiry := metrics.NewTLSCertificate(reg); !certNotAfter.IsZero() {
+		certExpiry.Set(certNotAfter)
 	}
 
 	credentials, err := voiceprint.NewSealerAEAD(mk.NewAEAD("credential seal v1"))

@@ -7,12 +7,16 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"io"
+	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/earshot-voice/earshot/auth"
 )
 
 // writeCertificate writes a self-signed certificate for 127.0.0.1 that
@@ -63,9 +67,14 @@ func TestTLSCertificateExpiryMetric(t *testing.T) {
 		t.Errorf("without TLS: %s = %v (exported: %v), want 0", name, got, ok)
 	}
 
-	// A certificate that does not load stops the start with a clear error.
-	if err := run(t.Context(), []string{"serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0",
+	// A certificate that does not load stops the start before the store
+	// is initialised.
+	dir := t.TempDir()
+	if err := run(t.Context(), []string{"serve", "--data-dir", dir, "--addr", "127.0.0.1:0",
 		"--tls-cert", key, "--tls-key", key, "--log-level", "error"}, io.Discard, io.Discard); err == nil {
 		t.Error("a key given as the certificate started")
+	}
+	if _, err := os.Stat(filepath.Join(dir, auth.CredentialsFileName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the failed start initialised the store: %v", err)
 	}
 }
