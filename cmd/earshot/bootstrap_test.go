@@ -2,12 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +20,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/earshot-voice/earshot/auth"
 )
@@ -48,6 +56,15 @@ func TestParseBootstrapAllow(t *testing.T) {
 // quiet log level does not say where it listens) and waits until /alive
 // answers.
 func startQuiet(t *testing.T, args ...string) *instance {
+	t.Helper()
+	inst, done := launch(t, args...)
+	waitAlive(t, inst, done)
+	return inst
+}
+
+// launch starts earshot serve on a loopback port chosen beforehand and
+// returns at once; done receives what serve returned, unless stop took it.
+func launch(t *testing.T, args ...string) (*instance, chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,19 +106,26 @@ func startQuiet(t *testing.T, args ...string) *instance {
 			return err
 		},
 	}
+	return inst, done
+}
+
+// waitAlive polls /alive until it answers 204; it fails the test when
+// serve ends first or does not answer in 30 s.
+func waitAlive(t *testing.T, inst *instance, done chan error) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(inst.url + "/alive")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusNoContent {
-				return inst
+				return
 			}
 		}
 		select {
 		case err := <-done:
-			cancel()
-			<-scanned
+			done <- err // for stop
+			inst.stop()
 			t.Fatalf("serve ended before answering: %v\n%s", err, strings.Join(inst.lines(), "\n"))
 		default:
 		}
@@ -109,7 +133,7 @@ func startQuiet(t *testing.T, args ...string) *instance {
 			inst.stop()
 			t.Fatalf("serve did not answer /alive in time:\n%s", strings.Join(inst.lines(), "\n"))
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // polling a server that is starting; not a timing assertion
 	}
 }
 
@@ -232,5 +256,103 @@ func TestFirstStartForContainers(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the later start did not name the credentials file:\n%s", strings.Join(second.lines(), "\n"))
+	}
+}
+
+// postgresSchema creates an empty schema in the test database and returns a
+// database URL whose search_path is that schema; the schema is dropped
+// after the test. It skips the test when EARSHOT_TEST_DATABASE_URL is unset.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("EARSHOT_TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("EARSHOT_TEST_DATABASE_URL is not set; skipping the PostgreSQL test")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("EARSHOT_TEST_DATABASE_URL is set but PostgreSQL is unreachable: %v", err)
+	}
+	defer conn.Close(context.Background())
+	schema := "earshot_test_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("creating schema: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestReplicasOnPostgreSQLWriteOneCredentialsFile starts two replicas at
+// once on one empty PostgreSQL store, each with its own data dir: exactly
+// one initialises the store, and only it logs the credentials and writes
+// the file; the seeded allow list admits management on both.
+func TestReplicasOnPostgreSQLWriteOneCredentialsFile(t *testing.T) {
+	isolateEnv(t)
+	databaseURL := postgresSchema(t)
+	t.Setenv(masterKeyEnv, base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	dirs := []string{t.TempDir(), t.TempDir()}
+	var replicas []*instance
+	var dones []chan error
+	for _, dir := range dirs {
+		inst, done := launch(t, "--data-dir", dir, "--database-url", databaseURL,
+			"--bootstrap-allow-cidrs", "10.30.0.0/16", "--trusted-proxies", "127.0.0.1")
+		replicas, dones = append(replicas, inst), append(dones, done)
+	}
+	for i, inst := range replicas {
+		waitAlive(t, inst, dones[i])
+		defer inst.stop()
+	}
+
+	var creds map[string]string
+	written := -1
+	for i, inst := range replicas {
+		path := filepath.Join(dirs[i], auth.CredentialsFileName)
+		_, statErr := os.Stat(path)
+		var entry map[string]string
+		for _, l := range inst.lines() {
+			var e map[string]string
+			if json.Unmarshal([]byte(l), &e) == nil && e["msg"] == "bootstrap credentials" {
+				entry = e
+			}
+		}
+		switch {
+		case entry != nil && statErr == nil && entry["credentials_file"] == path:
+			if written >= 0 {
+				t.Fatal("both replicas initialised the store")
+			}
+			written, creds = i, entry
+		case entry == nil && errors.Is(statErr, fs.ErrNotExist):
+		default:
+			t.Fatalf("replica %d: bootstrap entry %v, file %v: want both or neither", i, entry, statErr)
+		}
+	}
+	if written < 0 {
+		t.Fatal("no replica wrote the credentials")
+	}
+	for i, inst := range replicas {
+		code, body := managementFrom(t, inst.url+"/management/v1/ip_allowlist", "10.30.1.2", "apikey", creds["api_key"])
+		if code != http.StatusOK || !strings.Contains(body, `"10.30.0.0/16"`) {
+			t.Errorf("replica %d: management from the seeded range = %d %s", i, code, body)
+		}
 	}
 }
