@@ -57,7 +57,7 @@ func TestDeployQueriesExportedMetrics(t *testing.T) {
 		t.Fatalf("read %d queries and %d alerts from deploy/; the files moved?", len(queries), len(alerts))
 	}
 
-	s := startStack(t, t.TempDir())
+	s := startStack(t, t.TempDir(), "--metrics-addr", "127.0.0.1:0") // as deployed: metrics on their own port
 	defer s.stop()
 	files, err := filepath.Glob("../../testdata/*.wav")
 	if err != nil || len(files) == 0 {
@@ -71,7 +71,7 @@ func TestDeployQueriesExportedMetrics(t *testing.T) {
 	}
 	provokeFailures(t, s)
 
-	exported := exportedNames(t, s.url+"/metrics")
+	exported := exportedNames(t, "http://"+s.listener(t, "metrics")+"/metrics")
 	for name, why := range pendingMetrics {
 		if exported[name] {
 			t.Errorf("%s is exported now (%s): delete it from pendingMetrics", name, why)

@@ -61,9 +61,9 @@ func TestTLSCertificateExpiryMetric(t *testing.T) {
 		t.Errorf("with TLS: %s = %v, want %d", name, got, notAfter.Unix())
 	}
 
-	plain := start(t, "--data-dir", t.TempDir())
+	plain := start(t, "--data-dir", t.TempDir(), "--metrics-addr", "127.0.0.1:0")
 	defer plain.stop()
-	if got, ok := scrape(t, plain.url+"/metrics")[name]; !ok || got != 0 {
+	if got, ok := scrape(t, "http://"+plain.listener(t, "metrics")+"/metrics")[name]; !ok || got != 0 {
 		t.Errorf("without TLS: %s = %v (exported: %v), want 0", name, got, ok)
 	}
 
