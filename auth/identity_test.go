@@ -678,7 +678,7 @@ func TestThumbprint(t *testing.T) {
 
 func TestAdmin(t *testing.T) {
 	st, mk := newIDStore(), testKey(1)
-	recs, creds := newInitialRecords(mk, NewSealer(mk), time.Now())
+	recs, creds := newInitialRecords(mk, NewSealer(mk), time.Now(), nil)
 	st.users[recs.User.ID] = recs.User
 	st.tokens[recs.AdminToken.Lookup] = recs.AdminToken
 	st.tenants[recs.Tenant.ID] = recs.Tenant

@@ -147,3 +147,26 @@ earshot_store_breaker_state 2
 		t.Errorf("%d duration series, want 1 (refused calls are not timed)", n)
 	}
 }
+
+func TestTLSCertificate(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c := metrics.NewTLSCertificate(reg)
+	read := func() float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil || len(mfs) != 1 {
+			t.Fatalf("gathered %v, %v", mfs, err)
+		}
+		return mfs[0].GetMetric()[0].GetGauge().GetValue()
+	}
+	if v := read(); v != 0 {
+		t.Errorf("without TLS: %v, want 0", v)
+	}
+	c.Set(time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC))
+	if v := read(); v != 1803902400 {
+		t.Errorf("expiry %v, want 1803902400", v)
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) != 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+}

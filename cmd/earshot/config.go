@@ -36,7 +36,11 @@ type config struct {
 	signingKeyLifetime    time.Duration
 	streamGrace           time.Duration
 	leaseTTL              time.Duration
+	bootstrapAllow        []netip.Prefix
 }
+
+// maxBootstrapAllow bounds the entries of --bootstrap-allow-cidrs.
+const maxBootstrapAllow = 32
 
 // envPrefix prefixes the environment equivalent of every flag.
 const envPrefix = "EARSHOT_"
@@ -71,6 +75,7 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) string) (c
 	services := fs.String("services", auth.ServiceStreaming, "comma-separated services API keys may belong to; must include streaming")
 	fs.Int64Var(&c.maxUploadBytes, "max-upload-bytes", api.DefaultMaxUploadBytes, "largest multipart upload to /api/public/singles, in bytes")
 	fs.DurationVar(&c.signingKeyLifetime, "signing-key-lifetime", 30*24*time.Hour, "age at which the JWT signing key is replaced (0: only on POST /management/v1/signing_keys)")
+	bootstrapAllow := fs.String("bootstrap-allow-cidrs", "", "comma-separated CIDRs allow-listed for management, beside loopback, by the first start (e.g. the pod network); later starts ignore it")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: earshot serve [flags]\n\nEvery flag can also be set with its environment variable, e.g. --log-level as "+envName("log-level")+".\n\nflags:")
 		fs.PrintDefaults()
@@ -99,6 +104,12 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) string) (c
 	}
 	if c.services, err = parseServices(*services); err != nil {
 		return c, fmt.Errorf("--services: %w", err)
+	}
+	if c.bootstrapAllow, err = parsePrefixes(*bootstrapAllow); err != nil {
+		return c, fmt.Errorf("--bootstrap-allow-cidrs: %w", err)
+	}
+	if len(c.bootstrapAllow) > maxBootstrapAllow {
+		return c, fmt.Errorf("--bootstrap-allow-cidrs: %d entries, at most %d", len(c.bootstrapAllow), maxBootstrapAllow)
 	}
 	return c, c.validate()
 }

@@ -263,7 +263,7 @@ func TestRestart(t *testing.T) {
 	}
 	for field, secret := range creds {
 		switch field {
-		case "level", "ts", "msg", "tenant_id", "admin_user", "oauth_client_id":
+		case "level", "ts", "msg", "tenant_id", "admin_user", "oauth_client_id", "credentials_file":
 			continue // not secrets
 		}
 		if strings.Contains(logs, secret) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/earshot-voice/earshot/api"
 	"github.com/earshot-voice/earshot/audiohook"
@@ -41,6 +43,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do about it at exit
 	log.Info("starting", zap.String("version", versionString()))
+	// The certificate is checked before anything is created, its expiry
+	// exported once the registry exists.
+	var certNotAfter time.Time
+	if cfg.tlsCert != "" {
+		if certNotAfter, err = certificateNotAfter(cfg.tlsCert, cfg.tlsKey); err != nil {
+			return err
+		}
+		log.Info("TLS certificate", zap.Time("not_after", certNotAfter))
+	}
 
 	mk, created, err := auth.LoadOrCreateMasterKey(os.Getenv(masterKeyEnv), filepath.Join(cfg.dataDir, "master.key"))
 	if err != nil {
@@ -56,7 +67,19 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer st.Close()
 	log.Info("store open", zap.String("backend", st.Backend()))
-	creds, err := auth.Bootstrap(ctx, st, mk, log)
+	// The first start's credentials entry is at warn level; it is written
+	// whatever --log-level says, since it is the only one.
+	bootLog := log
+	if lvl, _ := zapcore.ParseLevel(cfg.logLevel); lvl > zapcore.WarnLevel {
+		if bootLog, err = newLogger(stderr, zapcore.WarnLevel.String(), cfg.logFormat); err != nil {
+			return err
+		}
+	}
+	bootOpts := auth.BootstrapOptions{AllowList: cfg.bootstrapAllow}
+	if cfg.dataDir != "" {
+		bootOpts.CredentialsFile = filepath.Join(cfg.dataDir, auth.CredentialsFileName)
+	}
+	creds, err := auth.BootstrapWith(ctx, st, mk, bootLog, bootOpts)
 	if err != nil {
 		return err
 	}
@@ -72,6 +95,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, build())
+	if certExpiry := metrics.NewTLSCertificate(reg); !certNotAfter.IsZero() {
+		certExpiry.Set(certNotAfter)
+	}
 
 	credentials, err := voiceprint.NewSealerAEAD(mk.NewAEAD("credential seal v1"))
 	if err != nil {
@@ -273,4 +299,14 @@ func replicaID() string {
 		return hex.EncodeToString(b)
 	}
 	return host + "-" + hex.EncodeToString(b)
+}
+
+// certificateNotAfter loads the TLS certificate and key as the server will
+// and returns when the certificate expires.
+func certificateNotAfter(certFile, keyFile string) (time.Time, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--tls-cert, --tls-key: %w", err)
+	}
+	return cert.Leaf.NotAfter, nil
 }
