@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/earshot-voice/earshot/eval"
@@ -20,9 +21,18 @@ import (
 // eval): through the live pipeline, VAD included, with 10 s enrolments
 // and 10 s authenticity collections, so that the calibration fits the
 // scores the service computes.
+//
+// The corpora may hold real and synthetic voices. Real callers are what
+// the model is for, and they differ from synthetic voices far more from
+// one sentence to the next, so where the corpora hold real voices the
+// default threshold is the equal-error point of the real-voice trials, the
+// speaker factor weighs the real and the synthetic collections equally,
+// and its operating point passes 97 % of the genuine collections of each
+// source.
 func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Model, dirs []string) error {
-	var gen, imp, genL, loopL []float64
+	var gen, imp, genReal, impReal, genL, loopL []float64
 	var genCP, mixCP [][]float64 // speakerFeatures
+	var genSrc, mixSrc []string  // their sources
 	for _, dir := range dirs {
 		c, err := eval.Load(dir)
 		if err != nil {
@@ -43,19 +53,28 @@ func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Mod
 		}
 		rep.Auth.Collections = append(rep.Auth.Collections, rep20.Auth.Collections...)
 		for _, t := range rep.Trials {
-			if t.Genuine {
+			switch {
+			case t.Genuine:
 				gen = append(gen, t.Raw)
-			} else {
+			default:
 				imp = append(imp, t.Raw)
+			}
+			switch {
+			case t.Source == "real" && t.Genuine:
+				genReal = append(genReal, t.Raw)
+			case t.Source == "real":
+				impReal = append(impReal, t.Raw)
 			}
 		}
 		for _, a := range rep.Auth.Collections {
 			switch a.Kind {
 			case "genuine":
 				genCP = append(genCP, speakerFeatures(a))
+				genSrc = append(genSrc, a.Source)
 				genL = append(genL, a.Loop)
 			case "mix":
 				mixCP = append(mixCP, speakerFeatures(a))
+				mixSrc = append(mixSrc, a.Source)
 			case "loop":
 				loopL = append(loopL, a.Loop)
 			}
@@ -67,9 +86,16 @@ func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Mod
 	eer, rawT := trial.EER(gen, imp)
 	a, b := fitLogistic(gen, imp)
 	def.CalibScale, def.CalibOffset = a, b
+	logf("calibration: %d genuine, %d impostor trials, EER %.2f%% at raw score %.4f; similarity = σ(%.3f·raw%+.3f)",
+		len(gen), len(imp), 100*eer, rawT, a, b)
+	if len(genReal) > 0 && len(impReal) > 0 {
+		var eerReal float64
+		eerReal, rawT = trial.EER(genReal, impReal)
+		logf("calibration, real voices: %d genuine, %d impostor trials, EER %.2f%% at raw score %.4f",
+			len(genReal), len(impReal), 100*eerReal, rawT)
+	}
 	def.Threshold = math.Round(logistic(a*rawT+b)*1000) / 1000
-	logf("calibration: %d genuine, %d impostor trials, EER %.2f%% at raw score %.4f; similarity = σ(%.3f·raw%+.3f), threshold %.3f",
-		len(gen), len(imp), 100*eer, rawT, a, b, def.Threshold)
+	logf("default threshold %.3f", def.Threshold)
 
 	// Speaker factor: a logistic regression of genuine against mixes on
 	// consistency c, pitch shift Δ (in units of its spread), and c·ℓ and ℓ
@@ -77,7 +103,7 @@ func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Mod
 	// (collections of two lengths; classes weighted equally) gives the
 	// direction z = w·x + b; the operating point passes 97 % of the
 	// genuine collections, and the slope puts their median near 1.
-	w, b0 := fitLogisticN(genCP, mixCP)
+	w, b0 := fitLogisticN(genCP, mixCP, sourceWeights(genSrc), sourceWeights(mixSrc))
 	if w[0] <= 0 {
 		return fmt.Errorf("calibration: consistency does not separate genuine from mixed collections (weight %.3f)", w[0])
 	}
@@ -93,7 +119,16 @@ func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Mod
 	for _, x := range genCP {
 		genZ = append(genZ, z(x))
 	}
-	zt := quantile(genZ, 0.03)
+	zt := math.Inf(1)
+	for _, src := range distinct(genSrc) {
+		var z []float64
+		for i, s := range genSrc {
+			if s == src {
+				z = append(z, genZ[i])
+			}
+		}
+		zt = math.Min(zt, quantile(z, 0.03))
+	}
 	k := 6 / math.Max(median(genZ)-zt, 0.02)
 	def.Auth.ConsistencySlope = round3(k * w[0])
 	def.Auth.PitchSlope = round3(-k * w[1])
@@ -201,13 +236,34 @@ func fitLogistic(gen, imp []float64) (a, b float64) {
 	return a, b
 }
 
-// fitLogisticN fits p(genuine | x) = σ(w·x + b) by Newton's method on
-// the cross-entropy with the two classes weighted equally and a small
-// ridge (10⁻⁶) on w.
-func fitLogisticN(gen, other [][]float64) (w []float64, b float64) {
+// sourceWeights weighs samples so that each source (real, synthetic)
+// counts as much as every other, whatever its number of samples; the
+// weights sum to 1.
+func sourceWeights(src []string) []float64 {
+	n := map[string]int{}
+	for _, s := range src {
+		n[s]++
+	}
+	w := make([]float64, len(src))
+	for i, s := range src {
+		w[i] = 1 / float64(len(n)*n[s])
+	}
+	return w
+}
+
+// distinct returns the distinct values of v, sorted.
+func distinct(v []string) []string {
+	out := append([]string(nil), v...)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// fitLogisticN fits p(genuine | x) = σ(w·x + b) by Newton's method on the
+// cross-entropy with a small ridge (10⁻⁶) on w. The samples are weighted
+// by wGen and wOther (each summing to 1: the two classes weigh equally).
+func fitLogisticN(gen, other [][]float64, wGen, wOther []float64) (w []float64, b float64) {
 	n := len(gen[0])
 	w = make([]float64, n)
-	wg, wo := 0.5/float64(len(gen)), 0.5/float64(len(other))
 	for it := 0; it < 100; it++ {
 		g := make([]float64, n+1)
 		h := make([][]float64, n+1)
@@ -228,11 +284,11 @@ func fitLogisticN(gen, other [][]float64) (w []float64, b float64) {
 				}
 			}
 		}
-		for _, x := range gen {
-			step(x, 1, wg)
+		for i, x := range gen {
+			step(x, 1, 0.5*wGen[i])
 		}
-		for _, x := range other {
-			step(x, 0, wo)
+		for i, x := range other {
+			step(x, 0, 0.5*wOther[i])
 		}
 		for i := 0; i < n; i++ {
 			g[i] += 1e-6 * w[i]

@@ -150,8 +150,40 @@ func TestFitLogisticN(t *testing.T) {
 		gen = append(gen, []float64{1 + r.NormFloat64(), r.NormFloat64()})
 		other = append(other, []float64{-1 + r.NormFloat64(), 2 + r.NormFloat64()})
 	}
-	w, b := fitLogisticN(gen, other)
+	// Two sources of the same distribution, one with a tenth of the
+	// samples: weighted equally, the fit is the same.
+	src := func(n int) []string {
+		s := make([]string, n)
+		for i := range s {
+			if i%10 != 0 {
+				s[i] = "synthetic"
+			} else {
+				s[i] = "real"
+			}
+		}
+		return s
+	}
+	w, b := fitLogisticN(gen, other, sourceWeights(src(len(gen))), sourceWeights(src(len(other))))
 	if math.Abs(w[0]-2) > 0.1 || math.Abs(w[1]+2) > 0.1 || math.Abs(b-2) > 0.15 {
 		t.Errorf("fit σ(%.3f·x0 %+.3f·x1 %+.3f), want σ(2·x0 − 2·x1 + 2)", w[0], w[1], b)
+	}
+}
+
+func TestSourceWeights(t *testing.T) {
+	for _, tc := range []struct {
+		src  []string
+		want []float64
+	}{
+		{[]string{"a", "a"}, []float64{0.5, 0.5}},
+		{[]string{"a", "b", "a", "a"}, []float64{1.0 / 6, 0.5, 1.0 / 6, 1.0 / 6}},
+		{[]string{"", "real"}, []float64{0.5, 0.5}},
+	} {
+		got := sourceWeights(tc.src)
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-12 {
+				t.Errorf("sourceWeights(%q) = %v, want %v", tc.src, got, tc.want)
+				break
+			}
+		}
 	}
 }
