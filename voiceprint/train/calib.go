@@ -29,7 +29,10 @@ import (
 // speaker factor weighs the real and the synthetic collections equally,
 // and its operating point passes 97 % of the genuine collections of each
 // source.
-func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Model, dirs []string) error {
+//
+// The authenticity parameters are fitted on the collections of the corpora
+// in authDirs only (every corpus when it is empty).
+func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Model, dirs, authDirs []string) error {
 	var gen, imp, genReal, impReal, genL, loopL []float64
 	var genCP, mixCP [][]float64 // speakerFeatures
 	var genSrc, mixSrc []string  // their sources
@@ -45,13 +48,17 @@ func calibrate(ctx context.Context, def *voiceprint.Definition, m voiceprint.Mod
 		if err != nil {
 			return fmt.Errorf("calibration corpus %s: %w", dir, err)
 		}
-		// Authenticity collections of 20 s too, so that the speaker
-		// factor learns how consistency grows with the voice compared.
-		rep20, err := eval.Run(ctx, c, eval.Options{Model: m, EnrolSeconds: 20})
-		if err != nil {
-			return fmt.Errorf("calibration corpus %s: %w", dir, err)
+		if len(authDirs) > 0 && !slices.Contains(authDirs, dir) {
+			rep.Auth.Collections = nil
+		} else {
+			// Authenticity collections of 20 s too, so that the speaker
+			// factor learns how consistency grows with the voice compared.
+			rep20, err := eval.Run(ctx, c, eval.Options{Model: m, EnrolSeconds: 20})
+			if err != nil {
+				return fmt.Errorf("calibration corpus %s: %w", dir, err)
+			}
+			rep.Auth.Collections = append(rep.Auth.Collections, rep20.Auth.Collections...)
 		}
-		rep.Auth.Collections = append(rep.Auth.Collections, rep20.Auth.Collections...)
 		for _, t := range rep.Trials {
 			switch {
 			case t.Genuine:

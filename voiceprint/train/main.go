@@ -41,6 +41,7 @@ type config struct {
 	floor      float64
 	naps       []int
 	calib      []string
+	authCalib  []string
 	from       string
 	shortlist  int
 	opts       features.Options
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&c.floor, "floor", 0.01, "variance floor as a fraction of the global variance")
 	naps := fs.String("nap", "0,10,20,30,40", "candidate numbers of nuisance directions; the calibration split picks one")
 	calib := fs.String("calib", "", "comma-separated held-out corpora (not dev or eval) for calibration and thresholds")
+	authCalib := fs.String("auth-calib", "", "comma-separated corpora among -calib on which the authenticity parameters are fitted (default: all of -calib)")
 	fs.StringVar(&c.from, "from", "", "start from this model file's UBM and nuisance projection instead of training them (-corpus, -components, -iters, -final, -max-frames, -floor, -nap and the feature flags are then unused)")
 	fs.IntVar(&c.shortlist, "shortlist", 16, "components that carry each frame's posterior (voiceprint.Definition.Shortlist); also applied to a -from model")
 	fs.BoolVar(&c.opts.NormVariance, "norm-variance", true, "features: variance normalisation too")
@@ -83,6 +85,14 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("-calib is required")
 	}
 	c.calib = strings.Split(*calib, ",")
+	if *authCalib != "" {
+		c.authCalib = strings.Split(*authCalib, ",")
+		for _, d := range c.authCalib {
+			if !slices.Contains(c.calib, d) {
+				return fmt.Errorf("-auth-calib: %s is not one of the -calib corpora", d)
+			}
+		}
+	}
 	return train(ctx, c)
 }
 
@@ -118,7 +128,7 @@ func train(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	if err := calibrate(ctx, def, m, c.calib); err != nil {
+	if err := calibrate(ctx, def, m, c.calib, c.authCalib); err != nil {
 		return err
 	}
 	b, err := def.MarshalBinary()
