@@ -12,7 +12,8 @@
 // Gaussians over the 39-dimensional vectors of a features.Extractor made
 // with Model.Features (13 static MFCCs with the log energy in place of c0,
 // deltas, delta-deltas, mean and variance normalised over a centred 3 s
-// window), trained on synthetic telephone speech (see models/README.md).
+// window), trained on synthetic telephone speech and calibrated on
+// synthetic and real voices (see models/README.md).
 // Each frame is evaluated against all components over the first 20
 // dimensions; the 16 best of those that can still matter (within 12 nats
 // of the best complete one) are completed over all dimensions and carry
@@ -26,8 +27,8 @@
 // model against the UBM under the UBM's frame posteriors (a linear
 // approximation of the frame-by-frame LLR, Glembek et al. 2009, computable
 // from statistics alone), mapped to 0–1 by a logistic calibration fitted on
-// a held-out training split; the model's DefaultSimilarityThreshold is the
-// equal-error point of that split.
+// held-out training corpora; the model's DefaultSimilarityThreshold is the
+// equal-error point of their real-voice trials.
 //
 // # Streaming
 //
