@@ -74,11 +74,6 @@ func (a *audio) cut(start, end float64) []byte {
 	return a.data[at(start):at(end)]
 }
 
-// sameFormat reports whether b can follow a in one stream.
-func (a *audio) sameFormat(b *audio) bool {
-	return a.enc == b.enc && a.rate == b.rate && a.channels == b.channels
-}
-
 // pipelineOptions are the options of a pipeline for a's format analysing
 // channel voice with ref as the echo reference (−1 for none).
 func (a *audio) pipelineOptions(voice, ref int, feat features.Options) session.PipelineOptions {

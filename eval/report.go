@@ -90,12 +90,10 @@ type CallsVAD struct {
 
 // VerifyRep is the speaker-verification outcome.
 type VerifyRep struct {
-	// EER (0–1) and the calibrated score at it; nil without trials.
-	EER          *float64 `json:"eer"`
-	EERThreshold *float64 `json:"eer_threshold"`
-	// GenuineTrials and ImpostorTrials count the trials scored.
-	GenuineTrials  int `json:"genuine_trials"`
-	ImpostorTrials int `json:"impostor_trials"`
+	// The EER, the trial counts, and the false reject and accept rates at
+	// the model's default similarity threshold (Threshold), over all
+	// trials.
+	SourceVerify
 	// EnrolSeconds is the voice each enrolment collects; Enrolments made,
 	// EnrolmentsShort those whose speaker had less voice than that (still
 	// used when above the model's minimum), EnrolmentsFailed those below
@@ -112,10 +110,8 @@ type VerifyRep struct {
 	TestVoice          Distribution `json:"test_voice_seconds"`
 	TestsBelowMinVoice int          `json:"tests_below_min_voice"`
 	TestsWithoutVoice  int          `json:"tests_without_voice"`
-	// At the model's default similarity threshold.
-	Threshold       float64 `json:"threshold"`
-	FalseRejectRate float64 `json:"false_reject_rate"`
-	FalseAcceptRate float64 `json:"false_accept_rate"`
+	// Threshold is the model's default similarity threshold.
+	Threshold float64 `json:"threshold"`
 	// Calibrated score distributions.
 	Genuine  Distribution `json:"genuine_scores"`
 	Impostor Distribution `json:"impostor_scores"`
@@ -283,10 +279,7 @@ func (r *runner) report(wall time.Duration) *Report {
 		}
 	}
 	v.EnrolVoice, v.TestVoice = Summarise(enrolVoice), Summarise(testVoice)
-	fig := verifyFigures(rep.Trials, v.Threshold)
-	v.GenuineTrials, v.ImpostorTrials = fig.GenuineTrials, fig.ImpostorTrials
-	v.EER, v.EERThreshold = fig.EER, fig.EERThreshold
-	v.FalseRejectRate, v.FalseAcceptRate = fig.FalseRejectRate, fig.FalseAcceptRate
+	v.SourceVerify = verifyFigures(rep.Trials, v.Threshold)
 	var genuine, impostor []float64
 	var long []Trial
 	for _, t := range rep.Trials {

@@ -314,15 +314,15 @@ func (r *runner) load(i int) (*audio, error) {
 // collect plays utterances into one capped enroller: each source is
 // written whole (or until stop), in order, and played reports the
 // utterances of which any audio was written. Each utterance is a stream
-// of its own through the pipeline (flushed at its end, so the VAD and the
-// feature normalisation start afresh with the next one), as every call is
-// in the service: the corpus's utterances of a speaker were recorded in
-// different conditions (noise, codec, level), and one stream through them
-// would put a change of channel every few seconds inside the features'
-// centred 3 s normalisation window, which no call has. A loop repeats one
-// utterance and stays one stream. A pipeline is made for the first
-// source's format, and again whenever a source of another format follows
-// (utterances of merged corpora may differ: µ-law files and WAVs).
+// of its own through a pipeline of its own (a flush would end the stream
+// but keep the features' normalisation window), so the VAD and the feature
+// normalisation start afresh with it, as at the start of a call: the
+// corpus's utterances of a speaker were recorded in different conditions
+// (noise, codec, level), and one stream through them would put a change
+// of channel every few seconds inside the features' centred 3 s
+// normalisation window, which no call has. Utterances of merged corpora
+// may also differ in format. A loop repeats one utterance and stays one
+// stream.
 type collect struct {
 	r      *runner
 	s      *sink

@@ -2,8 +2,9 @@ package eval
 
 import "slices"
 
-// SourceVerify is the speaker-verification outcome of the trials whose
-// enrolment and test speaker are both of one source.
+// SourceVerify is the speaker-verification outcome of a set of trials: all
+// of them, or those whose enrolment and test speaker are both of one
+// source.
 type SourceVerify struct {
 	// EER (0–1) and the calibrated score at it; nil without genuine or
 	// impostor trials.
