@@ -30,6 +30,9 @@ type Utterance struct {
 	ID        string // the utterance column
 	Source    string // synthetic or real
 	Condition string // clean, telephone or gappy
+	// Split is the corpus's split (dev, eval, train…), when the manifest
+	// names it.
+	Split string
 	// DurationS is the audio's length in seconds (0 when the manifest
 	// leaves it out).
 	DurationS float64
@@ -302,7 +305,8 @@ func ParseManifest(r io.Reader, name string) ([]Utterance, error) {
 	seen := map[string]int{}
 	out := make([]Utterance, 0, len(t.rows))
 	for i := range t.rows {
-		u := Utterance{Line: t.line[i], WAV: t.get(i, "wav"), ULaw: t.get(i, "ulaw"), Source: t.get(i, "source")}
+		u := Utterance{Line: t.line[i], WAV: t.get(i, "wav"), ULaw: t.get(i, "ulaw"), Source: t.get(i, "source"),
+			Split: t.get(i, "split")}
 		if u.WAV == "" && u.ULaw == "" {
 			return nil, t.errorf(i, "no audio file (ulaw and wav are empty)")
 		}

@@ -23,7 +23,7 @@ func TestParseManifest(t *testing.T) {
 			csv: manifestHeader +
 				`wav/s01/s01_u00.wav,ulaw/s01/s01_u00.ulaw,dev,s01,s01_u00,synthetic,flite,m,telephone,pink,19.5,g711,-21.0,6.608,1.82,5.03,2.90,1.82-3.52;3.83-5.03,0,"My voice is my password, please verify me.",` + "\n",
 			want: []Utterance{{Line: 2, WAV: "wav/s01/s01_u00.wav", ULaw: "ulaw/s01/s01_u00.ulaw", Speaker: "s01", ID: "s01_u00",
-				Source: "synthetic", Condition: "telephone", DurationS: 6.608, Segments: []Segment{{1.82, 3.52}, {3.83, 5.03}}}},
+				Source: "synthetic", Condition: "telephone", Split: "dev", DurationS: 6.608, Segments: []Segment{{1.82, 3.52}, {3.83, 5.03}}}},
 		},
 		{
 			name: "quotes, doubled quotes and a newline inside a field",
@@ -32,10 +32,10 @@ func TestParseManifest(t *testing.T) {
 world"".",` + "\n" +
 				`b.wav,,dev,s02,s02_u02,real,real,f,clean,,,g711,,2.0,,,,,0,plain,` + "\n",
 			want: []Utterance{
-				{Line: 2, WAV: "a.wav", Speaker: "s02", ID: "s02_u01", Source: "real", Condition: "gappy", DurationS: 4,
+				{Line: 2, WAV: "a.wav", Speaker: "s02", ID: "s02_u01", Source: "real", Condition: "gappy", Split: "dev", DurationS: 4,
 					Segments: []Segment{{0.5, 1}, {2, 3}}},
 				// The quoted field above spans two lines: this row is line 4.
-				{Line: 4, WAV: "b.wav", Speaker: "s02", ID: "s02_u02", Source: "real", Condition: "clean", DurationS: 2},
+				{Line: 4, WAV: "b.wav", Speaker: "s02", ID: "s02_u02", Source: "real", Condition: "clean", Split: "dev", DurationS: 2},
 			},
 		},
 		{

@@ -13,7 +13,7 @@ import (
 // Definition is the content of a model file: a universal background model
 // (a Gaussian mixture with diagonal covariances over feature vectors), the
 // nuisance projection and the calibration fitted on training data.
-// The training command (voiceprint/train) builds one and writes it with
+// The training command (cmd/earshot-train) builds one and writes it with
 // MarshalBinary; ParseModel reads it back.
 //
 // File layout: the 8 bytes "EVPMODL1", a little-endian uint32 n, n bytes of

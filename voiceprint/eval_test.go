@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/earshot-voice/earshot/voiceprint"
-	"github.com/earshot-voice/earshot/voiceprint/internal/corpus"
-	"github.com/earshot-voice/earshot/voiceprint/internal/trial"
+	"github.com/earshot-voice/earshot/internal/corpus"
+	"github.com/earshot-voice/earshot/internal/trial"
 )
 
 // TestCorpusEval measures the shipped model on the corpus (or corpora,

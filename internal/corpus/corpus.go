@@ -1,24 +1,23 @@
-// Package corpus reads the speech corpora made by shared/tools/make-corpus.sh
-// (manifest.csv, speakers.csv, wav/) for the voiceprint training command and
-// the voiceprint evaluation test. It is tooling: the voiceprint package itself
-// never imports it.
+// Package corpus serves the speech corpora that package eval reads to the
+// training command (cmd/earshot-train) and the speaker model's corpus test:
+// each utterance's PCM and its voiced feature vectors, voicing taken from
+// the corpus's ground-truth segments instead of a VAD. It is tooling: the
+// service never imports it.
 package corpus
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 
 	"github.com/earshot-voice/earshot/codec"
+	"github.com/earshot-voice/earshot/eval"
 	"github.com/earshot-voice/earshot/features"
 )
 
-// Utterance is one row of manifest.csv with its speaker's base voice.
+// Utterance is one row of a corpus's manifest.csv with its speaker's base
+// voice, as eval.Load reads it.
 type Utterance struct {
 	Dir       string // corpus directory
 	WAV       string // path relative to Dir
@@ -28,85 +27,33 @@ type Utterance struct {
 	Source    string // synthetic or real
 	Condition string // clean, telephone or gappy
 	BaseVoice string // from speakers.csv: equal base voices are one human voice
-	Clipped   bool
 	SpeechS   float64
 	// Segments are the ground-truth speech intervals in seconds.
 	Segments [][2]float64
 }
 
-// Load reads dir/manifest.csv and dir/speakers.csv, in file order.
+// Load reads the corpus in dir with eval.Load and returns its utterances
+// in the manifest's order. Every utterance needs a WAV file.
 func Load(dir string) ([]Utterance, error) {
-	spk, err := readCSV(filepath.Join(dir, "speakers.csv"))
+	c, err := eval.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	base := map[string]string{}
-	for _, r := range spk {
-		base[r["speaker"]] = r["base_voice"]
-	}
-	rows, err := readCSV(filepath.Join(dir, "manifest.csv"))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Utterance, 0, len(rows))
-	for _, r := range rows {
-		u := Utterance{
-			Dir: dir, WAV: r["wav"], Split: r["split"], Speaker: r["speaker"],
-			Utterance: r["utterance"], Source: r["source"], Condition: r["condition"],
-			BaseVoice: base[r["speaker"]], Clipped: r["clipped"] == "1",
+	us := slices.Clone(c.Utterances)
+	slices.SortFunc(us, func(a, b eval.Utterance) int { return a.Line - b.Line })
+	out := make([]Utterance, 0, len(us))
+	for _, u := range us {
+		if u.WAV == "" {
+			return nil, fmt.Errorf("corpus: %s: manifest.csv line %d: no wav file", dir, u.Line)
 		}
-		if u.BaseVoice == "" {
-			return nil, fmt.Errorf("corpus: speaker %q has no base_voice", u.Speaker)
+		o := Utterance{Dir: u.Dir, WAV: u.WAV, Split: u.Split, Speaker: u.Speaker, Utterance: u.ID,
+			Source: u.Source, Condition: u.Condition, BaseVoice: u.BaseVoice, SpeechS: u.SpeechSeconds()}
+		for _, g := range u.Segments {
+			o.Segments = append(o.Segments, [2]float64{g.Start, g.End})
 		}
-		u.SpeechS, _ = strconv.ParseFloat(r["speech_s"], 64)
-		for _, seg := range strings.Split(r["segments"], ";") {
-			if seg == "" {
-				continue
-			}
-			a, b, ok := strings.Cut(seg, "-")
-			if !ok {
-				return nil, fmt.Errorf("corpus: bad segment %q in %s", seg, u.WAV)
-			}
-			s, err1 := strconv.ParseFloat(a, 64)
-			e, err2 := strconv.ParseFloat(b, 64)
-			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("corpus: bad segment %q in %s", seg, u.WAV)
-			}
-			u.Segments = append(u.Segments, [2]float64{s, e})
-		}
-		out = append(out, u)
+		out = append(out, o)
 	}
 	return out, nil
-}
-
-func readCSV(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	head, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("corpus: %s: %w", path, err)
-	}
-	var out []map[string]string
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("corpus: %s: %w", path, err)
-		}
-		m := make(map[string]string, len(head))
-		for i, h := range head {
-			if i < len(rec) {
-				m[h] = rec[i]
-			}
-		}
-		out = append(out, m)
-	}
 }
 
 // PCM reads the utterance's 8 kHz mono WAV.

@@ -1,10 +1,14 @@
-// Command train builds Earshot's telephone speaker model: a Gaussian
-// mixture universal background model over the MFCC vectors of the
-// features package, a score-normalisation cohort and a calibration, from
-// corpora made by shared/tools/make-corpus.sh (never the dev or eval
-// splits). The output is deterministic for the same corpora and flags.
+// Command earshot-train builds Earshot's telephone speaker model: a
+// Gaussian mixture universal background model over the MFCC vectors of the
+// features package, a nuisance projection, a score calibration and the
+// authenticity parameters, from labelled corpora in the format earshot
+// eval reads (never the dev or eval splits). With -from it keeps an
+// existing model's background model and projection and calibrates them
+// anew. The output is deterministic for the same corpora and flags; the
+// command that made the shipped model is in voiceprint/models/README.md.
 //
-//	go run ./voiceprint/train -corpus /tmp/corpus-train,/tmp/corpus-train2 -out voiceprint/models/telephone-gmm64.bin
+//	go run ./cmd/earshot-train -corpus /tmp/corpus-train,/tmp/corpus-train2 \
+//		-calib /tmp/corpus-train6 -out voiceprint/models/telephone-gmm64.bin
 package main
 
 import (
@@ -19,14 +23,14 @@ import (
 	"time"
 
 	"github.com/earshot-voice/earshot/features"
+	"github.com/earshot-voice/earshot/internal/corpus"
+	"github.com/earshot-voice/earshot/internal/trial"
 	"github.com/earshot-voice/earshot/voiceprint"
-	"github.com/earshot-voice/earshot/voiceprint/internal/corpus"
-	"github.com/earshot-voice/earshot/voiceprint/internal/trial"
 )
 
 func main() {
 	if err := run(context.Background(), os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "train:", err)
+		fmt.Fprintln(os.Stderr, "earshot-train:", err)
 		os.Exit(1)
 	}
 }
@@ -48,7 +52,7 @@ type config struct {
 }
 
 func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs := flag.NewFlagSet("earshot-train", flag.ContinueOnError)
 	dirs := fs.String("corpus", "", "comma-separated corpus directories (make-corpus.sh output; not dev or eval)")
 	var c config
 	fs.StringVar(&c.out, "out", "voiceprint/models/telephone-gmm64.bin", "model file to write")

@@ -13,8 +13,8 @@ import (
 	"sort"
 
 	"github.com/earshot-voice/earshot/features"
+	"github.com/earshot-voice/earshot/internal/corpus"
 	"github.com/earshot-voice/earshot/voiceprint"
-	"github.com/earshot-voice/earshot/voiceprint/internal/corpus"
 )
 
 // Verification is the outcome of the verification trials: raw scores and
