@@ -90,6 +90,10 @@ type idOptions struct {
 	addrBurst int              // default 1000: the table tests must not trip it
 	keyBurst  int              // default 1000
 	maxUpload int64            // default 64 KiB
+	// readTimeout and minUploadRate: Options.RequestReadTimeout and
+	// Options.MinUploadRate (default: the server's defaults).
+	readTimeout   time.Duration
+	minUploadRate int64
 }
 
 func newIDEnv(t *testing.T, o idOptions) *idEnv {
@@ -150,7 +154,7 @@ func newIDEnv(t *testing.T, o idOptions) *idEnv {
 	e.all = all
 	opts := api.Options{
 		Sessions: sessions, Keys: e.keys, Ready: st.Ping, Observer: m, Security: m, Logger: log,
-		MaxUploadBytes: o.maxUpload,
+		MaxUploadBytes: o.maxUpload, RequestReadTimeout: o.readTimeout, MinUploadRate: o.minUploadRate,
 		Identity: &api.Identity{
 			Issuer: e.issuer, Keys: e.keys, KeyAdmin: auth.NewKeyAdmin(st), AllowList: allow, Admin: auth.NewAdmin(st, mk),
 			Services:       []string{"streaming", "billing"},

@@ -60,10 +60,27 @@ type Options struct {
 	// Security, if not nil, counts token requests, authentication
 	// failures and management changes.
 	Security SecurityObserver
+	// RequestReadTimeout bounds the reading of a request body, counted
+	// from the moment its handler starts (the HTTP server's
+	// ReadHeaderTimeout bounds the headers): a body that has not arrived
+	// whole by then fails to read, the request is answered and its
+	// connection closed. The multipart upload extends it as its bytes
+	// arrive (MinUploadRate). Default 15 s.
+	RequestReadTimeout time.Duration
+	// MinUploadRate is the slowest average rate, in bytes per second, at
+	// which a multipart upload is read: each byte read moves the
+	// request's read deadline 1/MinUploadRate later. Default 32 KiB/s.
+	MinUploadRate int64
 }
 
 // DefaultMaxBodyBytes is the default limit of JSON request bodies.
 const DefaultMaxBodyBytes = 64 << 10
+
+// Defaults of Options.RequestReadTimeout and Options.MinUploadRate.
+const (
+	DefaultRequestReadTimeout = 15 * time.Second
+	DefaultMinUploadRate      = 32 << 10
+)
 
 // Server is Earshot's HTTP handler. It is safe for concurrent use.
 type Server struct {
@@ -80,6 +97,12 @@ func New(opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
+	}
+	if opts.RequestReadTimeout <= 0 {
+		opts.RequestReadTimeout = DefaultRequestReadTimeout
+	}
+	if opts.MinUploadRate <= 0 {
+		opts.MinUploadRate = DefaultMinUploadRate
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.routes()
@@ -125,6 +148,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID(r.Header.Get("X-Request-Id"))
 	w.Header().Set("X-Request-Id", id)
 	rw := &responseWriter{ResponseWriter: w}
+	if r.Body != nil && r.Body != http.NoBody {
+		rw.body = newRequestBody(w, r.Body, start.Add(s.opts.RequestReadTimeout))
+		if rw.body != nil {
+			r.Body = rw.body
+		}
+	}
 	_, route := s.mux.Handler(r)
 	defer func() {
 		if p := recover(); p != nil {
@@ -298,11 +327,21 @@ func requestIDFrom(ctx context.Context) string {
 type responseWriter struct {
 	http.ResponseWriter
 	status int
+	body   *requestBody // nil for a request without a body
 }
 
+// WriteHeader writes the status. An error answer sent before the body
+// has been read to its end closes the connection, and stops waiting for
+// the rest of the body: the server would otherwise read (and wait for) up
+// to 256 KiB of it after the handler returns, before it even sends the
+// answer, to keep the connection.
 func (w *responseWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if code >= 400 && w.body != nil && !w.body.eof {
+			w.Header().Set("Connection", "close")
+			w.body.stop()
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
