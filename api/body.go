@@ -19,9 +19,8 @@ type requestBody struct {
 	io.ReadCloser
 	rc       *http.ResponseController
 	deadline time.Time     // the current deadline
-	perByte  time.Duration // how much later each byte read moves it; 0: never
-	carry    time.Duration // the sub-nanosecond rest of perByte, in 1/rate units
-	rate     int64
+	rate     int64         // bytes per second that buy time; 0: none do
+	carry    time.Duration // what the last reads bought below a nanosecond, times rate
 	eof      bool
 }
 

@@ -87,11 +87,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 
 	keys := auth.NewKeys(st, mk)
+	// One pair of failed-authentication limiters for every interface,
+	// AudioHook upgrades included.
+	addrLimiter, keyLimiter := api.NewAddrLimiter(), api.NewKeyLimiter()
 	hook := audiohook.NewHandler(audiohook.Options{
 		Authenticator: hookAuth{keys},
 		Consumer:      hookConsumer{sessions},
 		Observer:      m,
 		Logger:        log.Named("audiohook"),
+		Limiter:       hookLimiter{addr: addrLimiter, key: keyLimiter, proxies: cfg.trustedProxies},
 	})
 
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
@@ -122,6 +126,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Admin:          auth.NewAdmin(st, mk),
 		Services:       cfg.services,
 		TrustedProxies: cfg.trustedProxies,
+		AddrLimiter:    addrLimiter,
+		KeyLimiter:     keyLimiter,
 		Audit:          log.Named("audit"),
 	}
 	opts.Security = m

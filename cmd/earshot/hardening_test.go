@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/earshot-voice/earshot/audiohook"
+)
+
+// Failed AudioHook upgrades count against the same limits as the REST
+// interfaces: after the address's burst, upgrades and REST requests from
+// it are refused with 429 before anything is checked, and the failures
+// share one log line.
+func TestAudioHookUpgradesShareTheFailureLimits(t *testing.T) {
+	s := startStack(t, t.TempDir())
+	defer s.stop()
+	url := "ws" + strings.TrimPrefix(s.url, "http") + "/v1/audiohook"
+	// A well-formed key of the right lookup with a wrong secret, as a brute
+	// force would send.
+	lookup, _, _ := strings.Cut(strings.TrimPrefix(s.key, "esk_"), "_")
+	wrong := "esk_" + lookup + "_" + strings.Repeat("A", 43)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		codes = map[int]int{}
+	)
+	// Four waves of ten at once. Upgrades in flight together may all pass
+	// the check before any of them has failed; each wave's failures are
+	// charged before its answers are sent.
+	for i := range 40 {
+		if i%10 == 0 {
+			wg.Wait()
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			c, resp, err := audiohook.Dial(ctx, audiohook.ClientOptions{URL: url, APIKey: wrong, OrganizationID: orgID})
+			mu.Lock()
+			switch {
+			case err == nil:
+				codes[http.StatusSwitchingProtocols]++
+			case resp != nil:
+				codes[resp.StatusCode]++
+			default:
+				t.Errorf("dial: %v", err)
+			}
+			mu.Unlock()
+			if c == nil {
+				return
+			}
+			defer c.Drop()
+			// The unauthorized answer comes after the failure was logged.
+			if _, err := c.Send(ctx, audiohook.TypeOpen, audiohook.OpenParameters{}); err != nil {
+				t.Errorf("open: %v", err)
+				return
+			}
+			if m, err := c.Receive(ctx); err != nil || m.Type != audiohook.TypeDisconnect {
+				t.Errorf("bad upgrade answered %v %v, want disconnect", m.Type, err)
+			}
+		})
+	}
+	wg.Wait()
+	// 20 failures exhaust the address's burst: the last two waves are
+	// refused (but for one failure forgiven every 3 s meanwhile).
+	if codes[http.StatusTooManyRequests] < 15 || codes[http.StatusSwitchingProtocols]+codes[http.StatusTooManyRequests] != 40 {
+		t.Fatalf("answers to 40 bad upgrades: %v", codes)
+	}
+	// The right key from the same address is refused too: on AudioHook...
+	_, resp, err := audiohook.Dial(t.Context(), audiohook.ClientOptions{URL: url, APIKey: s.key, Secret: s.secret, OrganizationID: orgID})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("valid upgrade after the brute force: %v %v", resp, err)
+	}
+	// ...and on REST, which shares the limiters.
+	if code, body := s.rest("GET", "/v1/models", nil); code != http.StatusTooManyRequests {
+		t.Fatalf("REST after the brute force = %d %v", code, body)
+	}
+	n := 0
+	for _, l := range s.lines() {
+		if strings.Contains(l, `"audiohook upgrade unauthorized"`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d log lines for %d failed upgrades, want 1", n, codes[http.StatusSwitchingProtocols])
+	}
+}
