@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,5 +89,33 @@ func TestAudioHookUpgradesShareTheFailureLimits(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d log lines for %d failed upgrades, want 1", n, codes[http.StatusSwitchingProtocols])
+	}
+}
+
+// A data directory that other users may enter is used, with a warning;
+// the files the service creates in it are its owner's alone.
+func TestOpenDataDirWarned(t *testing.T) {
+	for _, mode := range []os.FileMode{0o700, 0o755} {
+		t.Run(mode.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			if err := os.Mkdir(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(dir, mode) // whatever the umask
+			s := startStack(t, dir)
+			s.settings(1, "external") // a write: the -wal and -shm files exist
+			warned := slices.ContainsFunc(s.lines(), func(l string) bool {
+				return strings.Contains(l, `"level":"warn"`) && strings.Contains(l, "data directory is accessible to other users")
+			})
+			if warned != (mode&0o077 != 0) {
+				t.Errorf("data dir %v: warned %v", mode, warned)
+			}
+			for _, f := range []string{"earshot.db", "earshot.db-wal", "earshot.db-shm", "master.key"} {
+				if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s: %v %v, want mode 0600", f, fi.Mode().Perm(), err)
+				}
+			}
+			s.stop()
+		})
 	}
 }

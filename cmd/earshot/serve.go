@@ -39,6 +39,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do about it at exit
 	log.Info("starting", zap.String("version", versionString()))
+	warnOpenDataDir(log, cfg.dataDir)
 
 	mk, created, err := auth.LoadOrCreateMasterKey(os.Getenv(masterKeyEnv), filepath.Join(cfg.dataDir, "master.key"))
 	if err != nil {
