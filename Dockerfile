@@ -18,7 +18,7 @@ ENV EARSHOT_DATA_DIR=/data \
     EARSHOT_ADDR=:8080
 USER 65532:65532
 VOLUME /data
-EXPOSE 8080
+EXPOSE 8080 9090
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 CMD ["/earshot", "health", "--url", "http://127.0.0.1:8080/alive"]
 ENTRYPOINT ["/earshot"]
 CMD ["serve"]

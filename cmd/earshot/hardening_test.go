@@ -119,3 +119,21 @@ func TestOpenDataDirWarned(t *testing.T) {
 		})
 	}
 }
+
+// /metrics is unauthenticated: it is served on its own address only.
+func TestMetricsOnlyOnTheirAddress(t *testing.T) {
+	isolateEnv(t)
+	inst := start(t, "--data-dir", t.TempDir())
+	defer inst.stop()
+	if code, _ := request(t, "GET", inst.url+"/metrics", "", ""); code != http.StatusNotFound {
+		t.Errorf("GET /metrics on the API address = %d, want 404", code)
+	}
+	resp, err := http.Get("http://" + inst.listener(t, "metrics") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /metrics on the metrics address = %d", resp.StatusCode)
+	}
+}

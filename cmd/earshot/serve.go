@@ -109,9 +109,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Logger:    log.Named("api"),
 		Singles:   api.SessionScorer{Sessions: sessions},
 	}
-	if cfg.metricsAddr == "" {
-		opts.Metrics = metricsHandler
-	}
 	// The identity provider, the tenant-scoped and the management
 	// interfaces. The first signing key is made now, at first start, not
 	// at the first token request.
