@@ -67,6 +67,10 @@ type Options struct {
 	// connection closed. The multipart upload extends it as its bytes
 	// arrive (MinUploadRate). Default 15 s.
 	RequestReadTimeout time.Duration
+	// MaxHeaderBytes limits the size of a request's line and headers
+	// (431 HeadersTooLarge beyond it). The HTTP server's own limit must be
+	// larger, or it answers first, in plain text. Default 32 KiB.
+	MaxHeaderBytes int
 	// MinUploadRate is the slowest average rate, in bytes per second, at
 	// which a multipart upload is read: each byte read moves the
 	// request's read deadline 1/MinUploadRate later. Default 32 KiB/s.
@@ -76,10 +80,12 @@ type Options struct {
 // DefaultMaxBodyBytes is the default limit of JSON request bodies.
 const DefaultMaxBodyBytes = 64 << 10
 
-// Defaults of Options.RequestReadTimeout and Options.MinUploadRate.
+// Defaults of Options.RequestReadTimeout, Options.MinUploadRate and
+// Options.MaxHeaderBytes.
 const (
 	DefaultRequestReadTimeout = 15 * time.Second
 	DefaultMinUploadRate      = 32 << 10
+	DefaultMaxHeaderBytes     = 32 << 10
 )
 
 // Server is Earshot's HTTP handler. It is safe for concurrent use.
@@ -103,6 +109,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MinUploadRate <= 0 {
 		opts.MinUploadRate = DefaultMinUploadRate
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.routes()
@@ -176,6 +185,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				zap.Int("status", rw.code()), zap.Duration("elapsed", time.Since(start)))
 		}
 	}()
+	if n := headerBytes(r); n > s.opts.MaxHeaderBytes {
+		writeError(rw, newError(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,
+			fmt.Sprintf("the request line and headers are larger than %d bytes", s.opts.MaxHeaderBytes)))
+		return
+	}
 	if route == "" {
 		s.unmatched(rw, r)
 		return
@@ -195,6 +209,18 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, newError(http.StatusNotFound, CodeNotFound, "no such endpoint"))
+}
+
+// headerBytes is about the size of r's request line and headers as they
+// were sent.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4 + len("Host: \r\n") + len(r.Host)
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	return n
 }
 
 // routeLabel drops the method from a ServeMux pattern: "GET /v1/x/{id}"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -135,5 +136,27 @@ func TestMetricsOnlyOnTheirAddress(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /metrics on the metrics address = %d", resp.StatusCode)
+	}
+}
+
+// Oversized headers are answered in the API's JSON error form.
+func TestOversizedHeadersAnsweredInJSON(t *testing.T) {
+	isolateEnv(t)
+	inst := start(t, "--data-dir", t.TempDir())
+	defer inst.stop()
+	req, err := http.NewRequestWithContext(t.Context(), "GET", inst.url+"/v1/models", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Padding", strings.Repeat("a", 40<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge ||
+		resp.Header.Get("Content-Type") != "application/json" || body["code"] != "HeadersTooLarge" {
+		t.Fatalf("40 KiB of headers = %d %q %v %v", resp.StatusCode, resp.Header.Get("Content-Type"), body, err)
 	}
 }

@@ -205,8 +205,11 @@ func (s *server) listen(log *zap.Logger) error {
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          stdlog,
+		// Twice the API's own limit, so that the API answers oversized
+		// headers first, in JSON; beyond this the HTTP server answers 431
+		// itself, in plain text, without reading them.
+		MaxHeaderBytes: 2 * api.DefaultMaxHeaderBytes,
+		ErrorLog:       stdlog,
 	}
 	return nil
 }
