@@ -611,8 +611,12 @@ func (c *conn) discardedParam(ctx context.Context, msg Message) (time.Duration, 
 func (c *conn) open(ctx context.Context, msg Message, start time.Time) {
 	received := time.Now()
 	var p OpenParameters
-	if err := json.Unmarshal(msg.Parameters, &p); err != nil || validateOpen(p) != nil {
-		c.violation(ctx, "open", "open parameters are invalid")
+	if err := json.Unmarshal(msg.Parameters, &p); err != nil {
+		c.violation(ctx, "open", openDecodeError(err))
+		return
+	}
+	if err := validateOpen(p); err != nil {
+		c.violation(ctx, "open", err.Error())
 		return
 	}
 	if p.OrganizationID != c.orgID {
@@ -704,6 +708,15 @@ func (c *conn) violation(ctx context.Context, kind, text string) {
 	c.send(ctx, TypeDisconnect, DisconnectParameters{Reason: ReasonError, Info: "Client Error: " + text})
 	c.setState(stateErrored)
 	c.endStream("violation")
+}
+
+// openDecodeError says which field of open's parameters did not decode.
+func openDecodeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("open: invalid %s: must be %s, not %s", truncate(te.Field, 64), te.Type, te.Value)
+	}
+	return "open: parameters are not a JSON object"
 }
 
 // unauthorized answers a failed authentication.

@@ -726,3 +726,29 @@ func TestFailedUpgradesLimitedAndLogAggregated(t *testing.T) {
 		t.Errorf("log lines %v, want a second one counting %d", lines, codes[http.StatusSwitchingProtocols]-1)
 	}
 }
+
+// A refused open names the field at fault.
+func TestInvalidOpenNamesTheField(t *testing.T) {
+	tests := []struct {
+		name   string
+		params string
+		want   string
+	}{
+		{"bad conversation id", `{"organizationId":"` + testOrg + `","conversationId":"nope","participant":{"id":"11111111-2222-4333-8444-555555555555"},"media":[]}`, "conversationId"},
+		{"bad participant id", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":{"id":"x"},"media":[]}`, "participant.id"},
+		{"participant not an object", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":"x","media":[]}`, "participant"},
+		{"rate not a number", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":{"id":"11111111-2222-4333-8444-555555555555"},"media":[{"type":"audio","format":"PCMU","channels":["external"],"rate":"8000"}]}`, "media.rate"},
+		{"bad media", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":{"id":"11111111-2222-4333-8444-555555555555"},"media":[{"type":"video","format":"PCMU","channels":["external"],"rate":8000}]}`, "media"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, nil)
+			c := s.dial(t, nil)
+			c.SendRaw(t.Context(), rawMessage(c, 1, 0, TypeOpen, tt.params))
+			m := expect(t, c, TypeDisconnect, 1, 1)
+			if p := disconnectParams(t, m); p.Reason != ReasonError || !strings.Contains(p.Info, tt.want) {
+				t.Fatalf("disconnect %+v, want one naming %q", p, tt.want)
+			}
+		})
+	}
+}
