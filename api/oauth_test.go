@@ -530,9 +530,18 @@ func TestRefreshOnceAndExpiry(t *testing.T) {
 		t.Fatalf("refresh after a reuse = %d %v", r.status, r.body)
 	}
 
-	// The access token works until it expires, then answers 401.
-	access := second.body["access_token"].(string)
+	// The reuse revoked the chain's access tokens too, the first and the
+	// second alike.
 	body, ct := form(t, testWAV(t, mono8k, 0.5))
+	for _, access := range []string{first["access_token"].(string), second.body["access_token"].(string)} {
+		if r := e.send(t, e.singlesRequest(t, "default", access, body, ct)); r.status != 401 || r.body["code"] != "InvalidCredentials" {
+			t.Fatalf("access token of a revoked chain = %d %v", r.status, r.body)
+		}
+	}
+
+	// An access token of another chain works until it expires, then
+	// answers 401.
+	access := e.accessToken(t)
 	if r := e.send(t, e.singlesRequest(t, "default", access, body, ct)); r.status != 200 {
 		t.Fatalf("fresh token = %d %v", r.status, r.body)
 	}
