@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/earshot-voice/earshot/audiohook"
 )
 
@@ -158,5 +160,36 @@ func TestOversizedHeadersAnsweredInJSON(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge ||
 		resp.Header.Get("Content-Type") != "application/json" || body["code"] != "HeadersTooLarge" {
 		t.Fatalf("40 KiB of headers = %d %q %v %v", resp.StatusCode, resp.Header.Get("Content-Type"), body, err)
+	}
+}
+
+// A second stream for a call leaves the session bound to the first with
+// the first, and the log says so.
+func TestSecondStreamLeavesTheSessionWithTheFirst(t *testing.T) {
+	s := startStack(t, t.TempDir())
+	defer s.stop()
+	enrol := fixture(t, "enrol-s01.wav")
+	callID := uuid.NewString()
+	reg := s.session("register", s.settings(1, "external"), callID, 10, nil)
+	first, _ := s.dial(callID)
+	second, _ := s.dial(callID)
+	second.send(enrol[:8000*4], 1600)
+	if _, rs := s.rest("GET", "/v1/register_session/"+reg, nil); rs["state"] != "PROCESSING_AUDIO" ||
+		rs["result"] != nil && rs["result"].(map[string]any)["audio_seconds"].(float64) != 0 {
+		t.Fatalf("the second stream fed the session: %v", rs)
+	}
+	first.send(enrol, 1600)
+	if p := disconnectReason(t, first.expect(audiohook.TypeDisconnect, 2, 1)); p.Reason != "completed" {
+		t.Fatalf("first stream: disconnect %+v", p)
+	}
+	first.close("disconnect", 3)
+	if rs := s.await("register", reg); rs["state"] != "SUCCESS" {
+		t.Fatalf("register session: %v", rs)
+	}
+	said := slices.ContainsFunc(s.lines(), func(l string) bool {
+		return strings.Contains(l, "a second stream for a call: a session bound to the first stays with it")
+	})
+	if !said {
+		t.Error("the second stream was not logged as leaving the session with the first")
 	}
 }
