@@ -134,6 +134,11 @@ type Options struct {
 	Limiter Limiter
 }
 
+// noncesPerTenant bounds the live signature nonces of one tenant: at the
+// longest signature life (MaxSignatureAge plus ClockSkew, 13 s), about
+// 1,200 upgrades a second.
+const noncesPerTenant = 1 << 14
+
 // authFailureLogInterval is the least time between two log lines about
 // failed upgrades; the failures in between are counted in the next line
 // (and each in earshot_audiohook_auth_failures_total).
@@ -187,7 +192,7 @@ func NewHandler(opts Options) *Handler {
 		opts.Observer = nopObserver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Handler{opts: opts, log: opts.Logger, nonces: newNonceCache(1 << 16),
+	return &Handler{opts: opts, log: opts.Logger, nonces: newNonceCache(noncesPerTenant),
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{}}
 }
 
@@ -273,7 +278,7 @@ func (h *Handler) authenticate(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !h.nonces.add(signed.nonce, signed.expires, now) {
+	if !h.nonces.add(tenantID, signed.nonce, signed.expires, now) {
 		return "", &SignatureError{Reason: "replay"}
 	}
 	return tenantID, nil
