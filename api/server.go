@@ -65,7 +65,10 @@ type Options struct {
 	// ReadHeaderTimeout bounds the headers): a body that has not arrived
 	// whole by then fails to read, the request is answered and its
 	// connection closed. The multipart upload extends it as its bytes
-	// arrive (MinUploadRate). Default 15 s.
+	// arrive (MinUploadRate); the AudioHook upgrade lifts it, since the
+	// HTTP server clears a connection's deadlines when it hands it over,
+	// and the AudioHook handler's idle watchdog bounds the call from
+	// then on. Default 15 s.
 	RequestReadTimeout time.Duration
 	// MaxHeaderBytes limits the size of a request's line and headers
 	// (431 HeadersTooLarge beyond it). The HTTP server's own limit must be
