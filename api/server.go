@@ -159,7 +159,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := requestID(r.Header.Get("X-Request-Id"))
 	w.Header().Set("X-Request-Id", id)
-	rw := &responseWriter{ResponseWriter: w}
+	rw := &responseWriter{ResponseWriter: w, http1: r.ProtoMajor == 1}
 	if r.Body != nil && r.Body != http.NoBody {
 		rw.body = newRequestBody(w, r.Body, start.Add(s.opts.RequestReadTimeout))
 		if rw.body != nil {
@@ -357,18 +357,23 @@ type responseWriter struct {
 	http.ResponseWriter
 	status int
 	body   *requestBody // nil for a request without a body
+	http1  bool         // an HTTP/1 request: its connection carries nothing else
 }
 
 // WriteHeader writes the status. An error answer sent before the body
-// has been read to its end closes the connection, and stops waiting for
-// the rest of the body: the server would otherwise read (and wait for) up
-// to 256 KiB of it after the handler returns, before it even sends the
-// answer, to keep the connection.
+// has been read to its end stops waiting for the rest of the body and,
+// over HTTP/1, closes the connection: the server would otherwise read
+// (and wait for) up to 256 KiB of it after the handler returns, before it
+// even sends the answer, to keep the connection. (HTTP/2 takes a
+// Connection header as a request to close every stream of the
+// connection, and needs no draining: only the stream stops.)
 func (w *responseWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 		if code >= 400 && w.body != nil && !w.body.eof {
-			w.Header().Set("Connection", "close")
+			if w.http1 {
+				w.Header().Set("Connection", "close")
+			}
 			w.body.stop()
 		}
 	}
