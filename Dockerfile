@@ -9,7 +9,7 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/earshot ./cmd/earshot \
- && mkdir -p /out/data
+ && mkdir -p -m 0700 /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/earshot /earshot
@@ -18,7 +18,7 @@ ENV EARSHOT_DATA_DIR=/data \
     EARSHOT_ADDR=:8080
 USER 65532:65532
 VOLUME /data
-EXPOSE 8080
+EXPOSE 8080 9090
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 CMD ["/earshot", "health", "--url", "http://127.0.0.1:8080/alive"]
 ENTRYPOINT ["/earshot"]
 CMD ["serve"]

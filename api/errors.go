@@ -16,6 +16,7 @@ const (
 	CodeConflict             = "Conflict"
 	CodeUnsupportedMediaType = "UnsupportedMediaType"
 	CodePayloadTooLarge      = "PayloadTooLarge"
+	CodeHeadersTooLarge      = "HeadersTooLarge"
 	CodeMethodNotAllowed     = "MethodNotAllowed"
 	CodeRateLimited          = "RateLimited"
 	CodeIPNotAllowed         = "IPNotAllowed"

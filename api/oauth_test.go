@@ -90,6 +90,10 @@ type idOptions struct {
 	addrBurst int              // default 1000: the table tests must not trip it
 	keyBurst  int              // default 1000
 	maxUpload int64            // default 64 KiB
+	// readTimeout and minUploadRate: Options.RequestReadTimeout and
+	// Options.MinUploadRate (default: the server's defaults).
+	readTimeout   time.Duration
+	minUploadRate int64
 }
 
 func newIDEnv(t *testing.T, o idOptions) *idEnv {
@@ -150,7 +154,7 @@ func newIDEnv(t *testing.T, o idOptions) *idEnv {
 	e.all = all
 	opts := api.Options{
 		Sessions: sessions, Keys: e.keys, Ready: st.Ping, Observer: m, Security: m, Logger: log,
-		MaxUploadBytes: o.maxUpload,
+		MaxUploadBytes: o.maxUpload, RequestReadTimeout: o.readTimeout, MinUploadRate: o.minUploadRate,
 		Identity: &api.Identity{
 			Issuer: e.issuer, Keys: e.keys, KeyAdmin: auth.NewKeyAdmin(st), AllowList: allow, Admin: auth.NewAdmin(st, mk),
 			Services:       []string{"streaming", "billing"},
@@ -526,9 +530,18 @@ func TestRefreshOnceAndExpiry(t *testing.T) {
 		t.Fatalf("refresh after a reuse = %d %v", r.status, r.body)
 	}
 
-	// The access token works until it expires, then answers 401.
-	access := second.body["access_token"].(string)
+	// The reuse revoked the chain's access tokens too, the first and the
+	// second alike.
 	body, ct := form(t, testWAV(t, mono8k, 0.5))
+	for _, access := range []string{first["access_token"].(string), second.body["access_token"].(string)} {
+		if r := e.send(t, e.singlesRequest(t, "default", access, body, ct)); r.status != 401 || r.body["code"] != "InvalidCredentials" {
+			t.Fatalf("access token of a revoked chain = %d %v", r.status, r.body)
+		}
+	}
+
+	// An access token of another chain works until it expires, then
+	// answers 401.
+	access := e.accessToken(t)
 	if r := e.send(t, e.singlesRequest(t, "default", access, body, ct)); r.status != 200 {
 		t.Fatalf("fresh token = %d %v", r.status, r.body)
 	}

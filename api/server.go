@@ -60,10 +60,36 @@ type Options struct {
 	// Security, if not nil, counts token requests, authentication
 	// failures and management changes.
 	Security SecurityObserver
+	// RequestReadTimeout bounds the reading of a request body, counted
+	// from the moment its handler starts (the HTTP server's
+	// ReadHeaderTimeout bounds the headers): a body that has not arrived
+	// whole by then fails to read, the request is answered and its
+	// connection closed. The multipart upload extends it as its bytes
+	// arrive (MinUploadRate); the AudioHook upgrade lifts it, since the
+	// HTTP server clears a connection's deadlines when it hands it over,
+	// and the AudioHook handler's idle watchdog bounds the call from
+	// then on. Default 15 s.
+	RequestReadTimeout time.Duration
+	// MaxHeaderBytes limits the size of a request's line and headers
+	// (431 HeadersTooLarge beyond it). The HTTP server's own limit must be
+	// larger, or it answers first, in plain text. Default 32 KiB.
+	MaxHeaderBytes int
+	// MinUploadRate is the slowest average rate, in bytes per second, at
+	// which a multipart upload is read: each byte read moves the
+	// request's read deadline 1/MinUploadRate later. Default 32 KiB/s.
+	MinUploadRate int64
 }
 
 // DefaultMaxBodyBytes is the default limit of JSON request bodies.
 const DefaultMaxBodyBytes = 64 << 10
+
+// Defaults of Options.RequestReadTimeout, Options.MinUploadRate and
+// Options.MaxHeaderBytes.
+const (
+	DefaultRequestReadTimeout = 15 * time.Second
+	DefaultMinUploadRate      = 32 << 10
+	DefaultMaxHeaderBytes     = 32 << 10
+)
 
 // Server is Earshot's HTTP handler. It is safe for concurrent use.
 type Server struct {
@@ -80,6 +106,15 @@ func New(opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
+	}
+	if opts.RequestReadTimeout <= 0 {
+		opts.RequestReadTimeout = DefaultRequestReadTimeout
+	}
+	if opts.MinUploadRate <= 0 {
+		opts.MinUploadRate = DefaultMinUploadRate
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.routes()
@@ -124,7 +159,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := requestID(r.Header.Get("X-Request-Id"))
 	w.Header().Set("X-Request-Id", id)
-	rw := &responseWriter{ResponseWriter: w}
+	rw := &responseWriter{ResponseWriter: w, http1: r.ProtoMajor == 1}
+	if r.Body != nil && r.Body != http.NoBody {
+		rw.body = newRequestBody(w, r.Body, start.Add(s.opts.RequestReadTimeout))
+		if rw.body != nil {
+			r.Body = rw.body
+		}
+	}
 	_, route := s.mux.Handler(r)
 	defer func() {
 		if p := recover(); p != nil {
@@ -147,6 +188,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				zap.Int("status", rw.code()), zap.Duration("elapsed", time.Since(start)))
 		}
 	}()
+	if n := headerBytes(r); n > s.opts.MaxHeaderBytes {
+		writeError(rw, newError(http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge,
+			fmt.Sprintf("the request line and headers are larger than %d bytes", s.opts.MaxHeaderBytes)))
+		return
+	}
 	if route == "" {
 		s.unmatched(rw, r)
 		return
@@ -166,6 +212,18 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, newError(http.StatusNotFound, CodeNotFound, "no such endpoint"))
+}
+
+// headerBytes is about the size of r's request line and headers as they
+// were sent.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4 + len("Host: \r\n") + len(r.Host)
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	return n
 }
 
 // routeLabel drops the method from a ServeMux pattern: "GET /v1/x/{id}"
@@ -298,11 +356,26 @@ func requestIDFrom(ctx context.Context) string {
 type responseWriter struct {
 	http.ResponseWriter
 	status int
+	body   *requestBody // nil for a request without a body
+	http1  bool         // an HTTP/1 request: its connection carries nothing else
 }
 
+// WriteHeader writes the status. An error answer sent before the body
+// has been read to its end stops waiting for the rest of the body and,
+// over HTTP/1, closes the connection: the server would otherwise read
+// (and wait for) up to 256 KiB of it after the handler returns, before it
+// even sends the answer, to keep the connection. (HTTP/2 takes a
+// Connection header as a request to close every stream of the
+// connection, and needs no draining: only the stream stops.)
 func (w *responseWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if code >= 400 && w.body != nil && !w.body.eof {
+			if w.http1 {
+				w.Header().Set("Connection", "close")
+			}
+			w.body.stop()
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

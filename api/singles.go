@@ -102,6 +102,7 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 		return tooLarge(limit)
 	}
 	_, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type")) // checked by tenantScoped
+	allowUploadRate(r, s.opts.MinUploadRate)
 	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, limit), params["boundary"])
 
 	fields := map[string]string{}

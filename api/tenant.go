@@ -91,10 +91,10 @@ func (s *Server) identityRoutes() {
 		id.Services = []string{auth.ServiceStreaming}
 	}
 	if id.AddrLimiter == nil {
-		id.AddrLimiter = auth.NewLimiter(auth.LimiterOptions{Burst: 20, Interval: 3 * time.Second})
+		id.AddrLimiter = NewAddrLimiter()
 	}
 	if id.KeyLimiter == nil {
-		id.KeyLimiter = auth.NewLimiter(auth.LimiterOptions{Burst: 10, Interval: 6 * time.Second})
+		id.KeyLimiter = NewKeyLimiter()
 	}
 	if id.Audit == nil {
 		id.Audit = s.log.Named("audit")
@@ -111,6 +111,18 @@ func (s *Server) identityRoutes() {
 	s.managementRoutes()
 }
 
+// NewAddrLimiter returns the default limiter of failed authentications
+// per client address: 20 in a burst, then one every 3 s.
+func NewAddrLimiter() *auth.Limiter {
+	return auth.NewLimiter(auth.LimiterOptions{Burst: 20, Interval: 3 * time.Second})
+}
+
+// NewKeyLimiter returns the default limiter of failed authentications per
+// credential: 10 in a burst, then one every 6 s.
+func NewKeyLimiter() *auth.Limiter {
+	return auth.NewLimiter(auth.LimiterOptions{Burst: 10, Interval: 6 * time.Second})
+}
+
 // authFailed counts a refused request.
 func (s *Server) authFailed(iface, reason string) {
 	if s.opts.Security != nil {
@@ -125,15 +137,23 @@ func (s *Server) authFailed(iface, reason string) {
 // allow list admits: failing closed, since the proxy's own address may
 // well be allow-listed.
 func (s *Server) clientAddr(r *http.Request) netip.Addr {
+	var trusted []netip.Prefix
+	if s.opts.Identity != nil {
+		trusted = s.opts.Identity.TrustedProxies
+	}
+	return ClientAddr(r, trusted)
+}
+
+// ClientAddr returns the address of r's client: the socket peer, or, when
+// the peer is in trusted, the right-most address of X-Forwarded-For that
+// is not itself in trusted. A malformed or overlong X-Forwarded-For from
+// a trusted proxy gives the invalid address.
+func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return netip.Addr{}
 	}
 	peer := ap.Addr().Unmap()
-	var trusted []netip.Prefix
-	if s.opts.Identity != nil {
-		trusted = s.opts.Identity.TrustedProxies
-	}
 	isTrusted := func(a netip.Addr) bool {
 		return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 	}

@@ -36,8 +36,9 @@ func TestAttacks(t *testing.T) {
 	token := good["access_token"].(string)
 	other := e.token(t, "other", clientForm(e.otherClientID, e.otherClientSecret))
 	otherToken := other["access_token"].(string)
-	// A refresh token used once already.
-	used := good["refresh_token"].(string)
+	// A refresh token used once already, of a chain of its own: reusing it
+	// revokes its chain, access tokens included.
+	used := e.token(t, "default", clientForm(cid, csecret))["refresh_token"].(string)
 	if r := e.send(t, e.tokenRequest(t, "default", refreshForm(cid, csecret, used))); r.status != 200 {
 		t.Fatalf("first refresh = %d %v", r.status, r.body)
 	}

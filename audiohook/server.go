@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -88,6 +90,19 @@ type Observer interface {
 	AudioHookAuthFailed(reason string)
 }
 
+// Limiter bounds failed authentications of upgrades with the limits of
+// the service's other interfaces; package api implements it (through a
+// small adapter in cmd/earshot). Its methods are called concurrently and
+// must not block.
+type Limiter interface {
+	// Wait returns how long the client of r (its address, and the API key
+	// it presents) must wait before its next upgrade is heard: zero while
+	// it has failures left.
+	Wait(r *http.Request) time.Duration
+	// Fail charges one failed authentication to the client of r.
+	Fail(r *http.Request)
+}
+
 // Options configure a Handler. Authenticator and Consumer are required;
 // the zero value of every other field works.
 type Options struct {
@@ -110,17 +125,33 @@ type Options struct {
 	// IdleTimeout drops a connection that sends nothing for this long
 	// (Genesys pings every few seconds). Default 60 s.
 	IdleTimeout time.Duration
-	// Now is the clock of signature checks. Default time.Now.
+	// Now is the clock of signature checks and of the failure log.
+	// Default time.Now.
 	Now func() time.Time
+	// Limiter, if not nil, refuses upgrades of clients with too many
+	// failed authentications (429 before upgrading) and is charged each
+	// failure. Default: no limit.
+	Limiter Limiter
 }
+
+// noncesPerTenant bounds the live signature nonces of one tenant: at the
+// longest signature life (MaxSignatureAge plus ClockSkew, 13 s), about
+// 1,200 upgrades a second.
+const noncesPerTenant = 1 << 14
+
+// authFailureLogInterval is the least time between two log lines about
+// failed upgrades; the failures in between are counted in the next line
+// (and each in earshot_audiohook_auth_failures_total).
+const authFailureLogInterval = 10 * time.Second
 
 // Handler serves the AudioHook WebSocket endpoint. It is safe for
 // concurrent use. ServeHTTP blocks until its call ends; Shutdown drains
 // every call.
 type Handler struct {
-	opts   Options
-	log    *zap.Logger
-	nonces *nonceCache
+	opts    Options
+	log     *zap.Logger
+	nonces  *nonceCache
+	failLog failureLog
 
 	ctx    context.Context // parent of every connection's context
 	cancel context.CancelFunc
@@ -161,7 +192,7 @@ func NewHandler(opts Options) *Handler {
 		opts.Observer = nopObserver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Handler{opts: opts, log: opts.Logger, nonces: newNonceCache(1 << 16),
+	return &Handler{opts: opts, log: opts.Logger, nonces: newNonceCache(noncesPerTenant),
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{}}
 }
 
@@ -170,16 +201,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sessionID := r.Header.Get("Audiohook-Session-Id")
 	if !ValidUUID(sessionID) || sessionID == NullUUID {
-		http.Error(w, `{"code":"ValidationFailed","message":"Audiohook-Session-Id must be a UUID"}`, http.StatusBadRequest)
+		writeError(w, http.StatusBadRequest, "ValidationFailed", "Audiohook-Session-Id must be a UUID")
 		return
+	}
+	if h.opts.Limiter != nil {
+		if wait := h.opts.Limiter.Wait(r); wait > 0 {
+			h.opts.Observer.AudioHookAuthFailed("rate-limited")
+			secs := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeError(w, http.StatusTooManyRequests, "RateLimited",
+				fmt.Sprintf("too many failed authentication attempts; retry after %d seconds", secs))
+			return
+		}
 	}
 	c := &conn{h: h, sessionID: sessionID, log: h.log.With(zap.String("audiohook_session_id", sessionID)),
 		orgID: r.Header.Get("Audiohook-Organization-Id"), correlationID: r.Header.Get("Audiohook-Correlation-Id")}
 	if !h.track(c) {
-		http.Error(w, `{"code":"Unavailable","message":"the server is shutting down"}`, http.StatusServiceUnavailable)
+		writeError(w, http.StatusServiceUnavailable, "Unavailable", "the server is shutting down")
 		return
 	}
 	tenantID, authErr := h.authenticate(r)
+	if authErr != nil && h.opts.Limiter != nil && reasonOf(authErr) != "internal" {
+		h.opts.Limiter.Fail(r)
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		h.untrack(c)
@@ -202,7 +246,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		if authErr != nil {
 			h.opts.Observer.AudioHookAuthFailed(reasonOf(authErr))
-			c.log.Info("audiohook upgrade unauthorized", zap.String("reason", reasonOf(authErr)))
+			h.failLog.record(c.log, h.opts.Now(), reasonOf(authErr))
 			c.sleepUntil(ctx, start.Add(h.opts.AuthFailureDelay))
 			c.unauthorized(ctx)
 		}
@@ -234,10 +278,46 @@ func (h *Handler) authenticate(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !h.nonces.add(signed.nonce, signed.expires, now) {
+	if !h.nonces.add(tenantID, signed.nonce, signed.expires, now) {
 		return "", &SignatureError{Reason: "replay"}
 	}
 	return tenantID, nil
+}
+
+// writeError answers a refused upgrade in the service's JSON error form.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	body, _ := json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{code, message})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n')) //nolint:errcheck // the client has gone
+}
+
+// failureLog keeps failed upgrades, which need no credentials, from
+// flooding the log: it writes the first failure at once, then at most one
+// line per authFailureLogInterval, which says how many failures went
+// unlogged since the line before. It is safe for concurrent use.
+type failureLog struct {
+	mu       sync.Mutex
+	next     time.Time // when the next line may be written
+	unlogged int       // failures since the last line
+}
+
+func (f *failureLog) record(log *zap.Logger, now time.Time, reason string) {
+	f.mu.Lock()
+	if now.Before(f.next) {
+		f.unlogged++
+		f.mu.Unlock()
+		return
+	}
+	n := f.unlogged
+	f.unlogged, f.next = 0, now.Add(authFailureLogInterval)
+	f.mu.Unlock()
+	log.Info("audiohook upgrade unauthorized", zap.String("reason", reason), zap.Int("unlogged_before", n))
 }
 
 func reasonOf(err error) string {
@@ -536,8 +616,12 @@ func (c *conn) discardedParam(ctx context.Context, msg Message) (time.Duration, 
 func (c *conn) open(ctx context.Context, msg Message, start time.Time) {
 	received := time.Now()
 	var p OpenParameters
-	if err := json.Unmarshal(msg.Parameters, &p); err != nil || validateOpen(p) != nil {
-		c.violation(ctx, "open", "open parameters are invalid")
+	if err := json.Unmarshal(msg.Parameters, &p); err != nil {
+		c.violation(ctx, "open", openDecodeError(err))
+		return
+	}
+	if err := validateOpen(p); err != nil {
+		c.violation(ctx, "open", err.Error())
 		return
 	}
 	if p.OrganizationID != c.orgID {
@@ -629,6 +713,15 @@ func (c *conn) violation(ctx context.Context, kind, text string) {
 	c.send(ctx, TypeDisconnect, DisconnectParameters{Reason: ReasonError, Info: "Client Error: " + text})
 	c.setState(stateErrored)
 	c.endStream("violation")
+}
+
+// openDecodeError says which field of open's parameters did not decode.
+func openDecodeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("open: invalid %s: must be %s, not %s", truncate(te.Field, 64), te.Type, te.Value)
+	}
+	return "open: parameters are not a JSON object"
 }
 
 // unauthorized answers a failed authentication.

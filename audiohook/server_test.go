@@ -12,7 +12,10 @@ import (
 
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -621,5 +624,131 @@ func TestNoMediaMatch(t *testing.T) {
 	m := expect(t, c, TypeDisconnect, 2, 1)
 	if p := disconnectParams(t, m); p.Reason != ReasonError {
 		t.Fatalf("%+v", p)
+	}
+}
+
+// burstLimiter refuses a client address after burst failures; it never
+// forgives them (the test has no clock to move).
+type burstLimiter struct {
+	burst int
+	mu    sync.Mutex
+	fails map[string]int
+}
+
+func (l *burstLimiter) addr(r *http.Request) string {
+	host, _, _ := strings.Cut(r.RemoteAddr, ":")
+	return host
+}
+
+func (l *burstLimiter) Wait(r *http.Request) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fails[l.addr(r)] >= l.burst {
+		return 2500 * time.Millisecond
+	}
+	return 0
+}
+
+func (l *burstLimiter) Fail(r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fails[l.addr(r)]++
+}
+
+func TestFailedUpgradesLimitedAndLogAggregated(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	now := time.Now()
+	limiter := &burstLimiter{burst: 20, fails: map[string]int{}}
+	s := newServer(t, func(o *Options) {
+		o.Limiter, o.Logger, o.Now = limiter, zap.New(core), func() time.Time { return now }
+	})
+	// 40 upgrades with a wrong key, in four waves of ten at once: the
+	// first 20 are heard (and answered unauthorized after the upgrade),
+	// the rest refused with 429 before upgrading. (Upgrades in flight
+	// together may all pass the check before any has failed; a wave's
+	// failures are charged before its answers are sent.)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for i := range 40 {
+		if i%10 == 0 {
+			wg.Wait()
+		}
+		wg.Go(func() {
+			c, resp, err := Dial(t.Context(), ClientOptions{URL: s.url, APIKey: "nobody", OrganizationID: testOrg})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if resp == nil {
+					t.Errorf("dial: %v", err)
+					return
+				}
+				codes[resp.StatusCode]++
+				return
+			}
+			codes[http.StatusSwitchingProtocols]++
+			if _, err := c.Send(t.Context(), TypeOpen, openParams(testCall)); err == nil {
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				m, err := c.Receive(ctx)
+				cancel()
+				if err != nil || m.Type != TypeDisconnect {
+					t.Errorf("unauthorized upgrade: %v %v", m.Type, err)
+				}
+			}
+			c.Drop()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusSwitchingProtocols] != 20 || codes[http.StatusTooManyRequests] != 20 {
+		t.Errorf("answers to 40 bad upgrades: %v", codes)
+	}
+	// A valid upgrade from the same address is refused too, as JSON.
+	_, resp, err := Dial(t.Context(), ClientOptions{URL: s.url, APIKey: signedKey, Secret: []byte(testSecret), OrganizationID: testOrg})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests ||
+		resp.Header.Get("Retry-After") != "3" || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("valid upgrade after the failures: %v %v", resp, err)
+	}
+	// One log line for the lot: the failures need no credentials, so each
+	// must not write its own.
+	if n := logs.FilterMessage("audiohook upgrade unauthorized").Len(); n != 1 {
+		t.Errorf("%d log lines for %d failed upgrades, want 1", n, codes[http.StatusSwitchingProtocols])
+	}
+	// The next line, once the interval has passed, counts the others.
+	now = now.Add(authFailureLogInterval)
+	limiter.fails = map[string]int{}
+	c := s.dial(t, func(o *ClientOptions) { o.APIKey, o.Secret = "nobody", nil })
+	send(t, c, TypeOpen, openParams(testCall))
+	if m, err := c.Receive(t.Context()); err != nil || m.Type != TypeDisconnect {
+		t.Fatalf("unauthorized upgrade: %v %v", m.Type, err)
+	}
+	lines := logs.FilterMessage("audiohook upgrade unauthorized").All()
+	if len(lines) != 2 || lines[1].ContextMap()["unlogged_before"] != int64(codes[http.StatusSwitchingProtocols]-1) {
+		t.Errorf("log lines %v, want a second one counting %d", lines, codes[http.StatusSwitchingProtocols]-1)
+	}
+}
+
+// A refused open names the field at fault.
+func TestInvalidOpenNamesTheField(t *testing.T) {
+	tests := []struct {
+		name   string
+		params string
+		want   string
+	}{
+		{"bad conversation id", `{"organizationId":"` + testOrg + `","conversationId":"nope","participant":{"id":"11111111-2222-4333-8444-555555555555"},"media":[]}`, "conversationId"},
+		{"bad participant id", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":{"id":"x"},"media":[]}`, "participant.id"},
+		{"participant not an object", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":"x","media":[]}`, "participant"},
+		{"rate not a number", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":{"id":"11111111-2222-4333-8444-555555555555"},"media":[{"type":"audio","format":"PCMU","channels":["external"],"rate":"8000"}]}`, "media.rate"},
+		{"bad media", `{"organizationId":"` + testOrg + `","conversationId":"` + testCall + `","participant":{"id":"11111111-2222-4333-8444-555555555555"},"media":[{"type":"video","format":"PCMU","channels":["external"],"rate":8000}]}`, "media"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, nil)
+			c := s.dial(t, nil)
+			c.SendRaw(t.Context(), rawMessage(c, 1, 0, TypeOpen, tt.params))
+			m := expect(t, c, TypeDisconnect, 1, 1)
+			if p := disconnectParams(t, m); p.Reason != ReasonError || !strings.Contains(p.Info, tt.want) {
+				t.Fatalf("disconnect %+v, want one naming %q", p, tt.want)
+			}
+		})
 	}
 }

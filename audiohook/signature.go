@@ -188,38 +188,69 @@ func dummyHMAC(r *http.Request) {
 }
 
 // nonceCache remembers nonces of accepted signatures until they expire, to
-// refuse replays. It holds at most max nonces; when full it refuses new
-// upgrades rather than forgetting live nonces (a full cache means a flood).
+// refuse replays. Nonces are kept per tenant, at most max of them per
+// tenant: when a tenant's share is full, that tenant's new upgrades are
+// refused rather than live nonces forgotten (a full share means a flood by
+// a holder of that tenant's key), and other tenants are not affected.
+// Memory is bounded by max times the tenants with live nonces, and
+// tenants are made by the admin only.
 type nonceCache struct {
-	mu     sync.Mutex
-	max    int
-	seen   map[string]time.Time
-	sweepN int
+	mu      sync.Mutex
+	max     int
+	tenants map[string]*tenantNonces
+}
+
+// tenantNonces are one tenant's live nonces.
+type tenantNonces struct {
+	seen   map[string]time.Time // nonce -> when it expires
+	sweepN int                  // adds since the last sweep
 }
 
 func newNonceCache(max int) *nonceCache {
-	return &nonceCache{max: max, seen: make(map[string]time.Time)}
+	return &nonceCache{max: max, tenants: make(map[string]*tenantNonces)}
 }
 
-// add records nonce until expires. It reports false for a nonce already
-// seen (a replay) or when the cache is full.
-func (c *nonceCache) add(nonce string, expires, now time.Time) bool {
+// add records a nonce of tenant until expires. It reports false for a
+// nonce the tenant already used (a replay) or when the tenant's share is
+// full.
+func (c *nonceCache) add(tenant, nonce string, expires, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if exp, ok := c.seen[nonce]; ok && exp.After(now) {
+	t := c.tenants[tenant]
+	if t == nil {
+		t = &tenantNonces{seen: make(map[string]time.Time)}
+		c.tenants[tenant] = t
+	}
+	if exp, ok := t.seen[nonce]; ok && exp.After(now) {
 		return false
 	}
-	if c.sweepN++; len(c.seen) >= c.max || c.sweepN >= 1024 {
-		c.sweepN = 0
-		for n, exp := range c.seen {
+	if t.sweepN++; len(t.seen) >= c.max || t.sweepN >= 1024 {
+		t.sweepN = 0
+		for n, exp := range t.seen {
 			if !exp.After(now) {
-				delete(c.seen, n)
+				delete(t.seen, n)
 			}
 		}
-		if len(c.seen) >= c.max {
+		if len(t.seen) >= c.max {
+			return false
+		}
+		// Forget the tenants whose nonces have all expired meanwhile.
+		for id, other := range c.tenants {
+			if other != t && c.expired(other, now) {
+				delete(c.tenants, id)
+			}
+		}
+	}
+	t.seen[nonce] = expires
+	return true
+}
+
+// expired reports whether every nonce of t has expired.
+func (c *nonceCache) expired(t *tenantNonces, now time.Time) bool {
+	for _, exp := range t.seen {
+		if exp.After(now) {
 			return false
 		}
 	}
-	c.seen[nonce] = expires
 	return true
 }

@@ -2,6 +2,7 @@ package audiohook
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -190,14 +191,47 @@ func FuzzParseDictionary(f *testing.F) {
 func TestNonceCache(t *testing.T) {
 	c := newNonceCache(2)
 	now := time.Unix(1000, 0)
-	if !c.add("a", now.Add(time.Second), now) || c.add("a", now.Add(time.Second), now) {
+	if !c.add("t", "a", now.Add(time.Second), now) || c.add("t", "a", now.Add(time.Second), now) {
 		t.Fatal("a nonce must be accepted once")
 	}
-	if !c.add("b", now.Add(time.Second), now) || c.add("c", now.Add(time.Second), now) {
+	if !c.add("t", "b", now.Add(time.Second), now) || c.add("t", "c", now.Add(time.Second), now) {
 		t.Fatal("a full cache must refuse new nonces")
 	}
 	later := now.Add(2 * time.Second)
-	if !c.add("c", later.Add(time.Second), later) || !c.add("a", later.Add(time.Second), later) {
+	if !c.add("t", "c", later.Add(time.Second), later) || !c.add("t", "a", later.Add(time.Second), later) {
 		t.Fatal("expired nonces must be forgotten")
+	}
+}
+
+func TestNonceCachePartitionedByTenant(t *testing.T) {
+	now := time.Now()
+	c := newNonceCache(3)
+	exp := now.Add(10 * time.Second)
+	for i := range 3 {
+		if !c.add("a", fmt.Sprint("nonce-", i), exp, now) {
+			t.Fatalf("tenant a: nonce %d refused", i)
+		}
+	}
+	if c.add("a", "nonce-3", exp, now) {
+		t.Error("tenant a's full share took another nonce")
+	}
+	// Tenant a's flood does not lock tenant b out, and a nonce is a
+	// tenant's own.
+	for _, n := range []string{"nonce-0", "nonce-9"} {
+		if !c.add("b", n, exp, now) {
+			t.Errorf("tenant b: %s refused while tenant a is full", n)
+		}
+	}
+	if c.add("b", "nonce-9", exp, now) {
+		t.Error("tenant b: a replay was accepted")
+	}
+	// Once tenant a's nonces have expired, its share is free again, and
+	// the emptied tenants are forgotten.
+	later := exp.Add(time.Second)
+	if !c.add("a", "nonce-3", later.Add(10*time.Second), later) {
+		t.Error("tenant a: refused after its nonces expired")
+	}
+	if _, ok := c.tenants["b"]; ok {
+		t.Error("tenant b's expired nonces are still held")
 	}
 }

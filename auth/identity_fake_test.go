@@ -267,6 +267,16 @@ func (s *idStore) RevokeRefreshFamily(_ context.Context, familyID string, _ time
 	return nil
 }
 
+func (s *idStore) RefreshFamilyRevoked(_ context.Context, familyID string) (bool, error) {
+	defer s.lock()()
+	for _, r := range s.refresh {
+		if r.FamilyID == familyID && r.Revoked {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (s *idStore) DeleteExpiredRefreshTokens(_ context.Context, before time.Time) (int64, error) {
 	defer s.lock()()
 	var n int64

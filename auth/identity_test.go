@@ -217,7 +217,7 @@ func TestAllowList(t *testing.T) {
 
 // newIssuer returns an Issuer over a fresh store with tenants t1 and t2,
 // a client of each, and a test clock.
-func newIssuer(t *testing.T) (*Issuer, *idStore, *clock, map[string]string) {
+func newIssuer(t testing.TB) (*Issuer, *idStore, *clock, map[string]string) {
 	t.Helper()
 	st, c, mk := newIDStore(), newClock(), testKey(1)
 	keys := NewSigningKeys(st, mk, SigningKeysOptions{Now: c.Now})

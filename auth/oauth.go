@@ -352,7 +352,8 @@ func (i *Issuer) purge(ctx context.Context, now time.Time) {
 // claims. The algorithm is pinned to RS256 and the key must be published;
 // exp is required, exp, nbf and iat are checked with ClockSkew of
 // tolerance; iss must be tenant's issuer and the tenant claim tenant; the
-// client must still exist and not be revoked.
+// client must still exist and not be revoked, and the token's refresh
+// chain (sid) must not have been revoked.
 //
 // Errors: ErrTokenExpired and ErrWrongTenant for correctly signed tokens
 // that are expired or another tenant's; ErrInvalidCredentials (possibly
@@ -407,6 +408,18 @@ func (i *Issuer) Verify(ctx context.Context, tenant, raw string) (AccessClaims, 
 		return AccessClaims{}, fmt.Errorf("auth: looking up OAuth client: %w", err)
 	case c.Revoked || c.TenantID != tenant:
 		return AccessClaims{}, fmt.Errorf("%w: client revoked", ErrInvalidCredentials)
+	}
+	// A refresh token presented twice revokes its whole chain, the access
+	// tokens issued along it included.
+	if claims.SessionID == "" {
+		return AccessClaims{}, fmt.Errorf("%w: no session", ErrInvalidCredentials)
+	}
+	revoked, err := i.store.RefreshFamilyRevoked(ctx, claims.SessionID)
+	switch {
+	case err != nil:
+		return AccessClaims{}, fmt.Errorf("auth: looking up the token's session: %w", err)
+	case revoked:
+		return AccessClaims{}, fmt.Errorf("%w: session revoked", ErrInvalidCredentials)
 	}
 	return claims, nil
 }

@@ -77,7 +77,21 @@ func (l *Limiter) Wait(key string) time.Duration {
 	if !ok {
 		return 0
 	}
-	return max(0, el.Value.(*limitEntry).full.Sub(l.now())-time.Duration(l.burst-1)*l.interval)
+	now := l.now()
+	return max(0, l.capped(el.Value.(*limitEntry).full, now).Sub(now)-time.Duration(l.burst-1)*l.interval)
+}
+
+// capped bounds a key's instant by what failures could have built up
+// since now: Burst intervals ahead. Time read with its monotonic clock
+// never goes back, but a clock without one (a wall clock set back, or
+// an injected one) can; without the cap, one failure just before the
+// clock went back an hour would refuse its key for that hour. With it, a
+// key with failures waits one Interval at most after such a jump.
+func (l *Limiter) capped(full, now time.Time) time.Time {
+	if limit := now.Add(time.Duration(l.burst) * l.interval); full.After(limit) {
+		return limit
+	}
+	return full
 }
 
 // Fail records a failed attempt of key.
@@ -104,11 +118,7 @@ func (l *Limiter) Fail(key string) {
 	if full.Before(now) {
 		full = now
 	}
-	full = full.Add(l.interval)
-	if limit := now.Add(time.Duration(l.burst) * l.interval); full.After(limit) {
-		full = limit
-	}
-	e.full = full
+	e.full = l.capped(full.Add(l.interval), now)
 }
 
 // Len returns how many keys the limiter tracks.

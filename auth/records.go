@@ -221,6 +221,9 @@ type OAuthStore interface {
 	RotateRefreshToken(ctx context.Context, usedID string, at time.Time, next RefreshToken) error
 	// RevokeRefreshFamily marks every token of a family revoked at time at.
 	RevokeRefreshFamily(ctx context.Context, familyID string, at time.Time) error
+	// RefreshFamilyRevoked reports whether a token of the family was
+	// revoked (false for an unknown family).
+	RefreshFamilyRevoked(ctx context.Context, familyID string) (bool, error)
 	// DeleteExpiredRefreshTokens deletes tokens that expired before time
 	// before and returns how many.
 	DeleteExpiredRefreshTokens(ctx context.Context, before time.Time) (int64, error)

@@ -24,8 +24,11 @@ type audioMetrics struct {
 	dropped       *prometheus.CounterVec
 }
 
+// dropReasons are the reasons of earshot_frames_dropped_total.
+var dropReasons = []string{"queue_full", "undecodable"}
+
 func newAudioMetrics(f promauto.Factory) audioMetrics {
-	return audioMetrics{
+	m := audioMetrics{
 		streamsActive: f.NewGauge(prometheus.GaugeOpts{
 			Name: "earshot_audiohook_streams_active",
 			Help: "AudioHook connections open now.",
@@ -77,6 +80,12 @@ func newAudioMetrics(f promauto.Factory) audioMetrics {
 			Help: "Frames dropped before processing, by reason (queue_full: the call's goroutine fell behind; undecodable).",
 		}, []string{"reason"}),
 	}
+	// Every reason exists at zero from the start, so that a rate or an
+	// alert over drops has a series before the first drop.
+	for _, r := range dropReasons {
+		m.dropped.WithLabelValues(r)
+	}
+	return m
 }
 
 // AudioHookOpened records an opened answer and its latency.

@@ -170,3 +170,17 @@ func TestTLSCertificate(t *testing.T) {
 		t.Errorf("lint: %v %v", problems, err)
 	}
 }
+
+func TestFramesDroppedExistBeforeTheFirstDrop(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	metrics.New(reg, metrics.Build{})
+	want := `
+# HELP earshot_frames_dropped_total Frames dropped before processing, by reason (queue_full: the call's goroutine fell behind; undecodable).
+# TYPE earshot_frames_dropped_total counter
+earshot_frames_dropped_total{reason="queue_full"} 0
+earshot_frames_dropped_total{reason="undecodable"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "earshot_frames_dropped_total"); err != nil {
+		t.Error(err)
+	}
+}

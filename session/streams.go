@@ -66,7 +66,8 @@ func (m *Manager) StartCall(spec StreamSpec, ctl Disconnector) (*Call, error) {
 		return nil, ErrClosed
 	}
 	if old := m.calls[key]; old != nil {
-		m.log.Warn("a second stream for a call replaces the first", zap.String("call_id", spec.CallID))
+		m.log.Warn("a second stream for a call: a session bound to the first stays with it; sessions created from now on bind to the second",
+			zap.String("call_id", spec.CallID))
 	}
 	m.calls[key] = c
 	if l := m.byCall[key]; l != nil && l.call == nil && !l.finishing {

@@ -386,6 +386,14 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string, at tim
 	return err
 }
 
+// RefreshFamilyRevoked implements auth.OAuthStore. Every access-token
+// check runs it: one read of the family index.
+func (s *Store) RefreshFamilyRevoked(ctx context.Context, familyID string) (bool, error) {
+	var n int
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM refresh_tokens WHERE family_id = $1 AND revoked_at IS NOT NULL", familyID).Scan(&n)
+	return n > 0, err
+}
+
 // DeleteExpiredRefreshTokens implements auth.OAuthStore.
 func (s *Store) DeleteExpiredRefreshTokens(ctx context.Context, before time.Time) (int64, error) {
 	res, err := s.db.ExecContext(ctx, "DELETE FROM refresh_tokens WHERE expires_at < $1", millis(before))

@@ -164,8 +164,16 @@ func TestIdentityRecords(t *testing.T) {
 		if got, _ := s.RefreshTokenByLookup(ctx, "l1"); !got.Used {
 			t.Fatal("rotation did not mark the token used")
 		}
+		if revoked, err := s.RefreshFamilyRevoked(ctx, "f1"); err != nil || revoked {
+			t.Fatalf("RefreshFamilyRevoked before the revocation = %v, %v", revoked, err)
+		}
 		if err := s.RevokeRefreshFamily(ctx, "f1", t0); err != nil {
 			t.Fatal(err)
+		}
+		for family, want := range map[string]bool{"f1": true, "unknown": false} {
+			if revoked, err := s.RefreshFamilyRevoked(ctx, family); err != nil || revoked != want {
+				t.Fatalf("RefreshFamilyRevoked(%s) = %v, %v; want %v", family, revoked, err, want)
+			}
 		}
 		if got, _ := s.RefreshTokenByLookup(ctx, "l2"); !got.Revoked {
 			t.Fatal("family revocation missed a token")

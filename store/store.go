@@ -70,6 +70,9 @@ func openSQLite(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	if err := restrictFiles(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(10000)")
@@ -95,6 +98,34 @@ func openSQLite(path string) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	return &Store{db: db, backend: BackendSQLite}, nil
+}
+
+// restrictFiles makes the database file, and its -wal and -shm files if
+// they exist, readable by their owner only: they hold sealed secrets and
+// key digests. SQLite creates -wal and -shm with the mode of the database
+// file, so creating that one 0600 before SQLite does covers the others;
+// files of an older start are tightened.
+func restrictFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("store: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 func openPostgres(databaseURL string) (*Store, error) {

@@ -127,14 +127,44 @@ func TestOpenRejectsUnknownURL(t *testing.T) {
 
 func TestSQLiteFileIsPrivate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	openStore(t, "", dir)
-	st, err := os.Stat(dir)
-	if err != nil {
+	s := openStore(t, "", dir)
+	// A write, so that the -wal and -shm files exist.
+	if err := s.CreateTenant(t.Context(), auth.Tenant{ID: "t", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode().Perm() != 0o700 {
-		t.Errorf("data dir mode = %v, want 0700", st.Mode().Perm())
+	want := map[string]os.FileMode{dir: 0o700}
+	for _, f := range []string{"earshot.db", "earshot.db-wal", "earshot.db-shm"} {
+		want[filepath.Join(dir, f)] = 0o600
 	}
+	checkModes := func(t *testing.T) {
+		t.Helper()
+		for path, mode := range want {
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != mode {
+				t.Errorf("%s: mode %v, want %v", filepath.Base(path), st.Mode().Perm(), mode)
+			}
+		}
+	}
+	checkModes(t)
+
+	// Files an older version left readable by others are tightened at the
+	// next open.
+	s.Close()
+	for path, mode := range want {
+		if mode == 0o600 {
+			if err := os.Chmod(path, 0o644); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	s = openStore(t, "", dir)
+	if err := s.CreateTenant(t.Context(), auth.Tenant{ID: "u", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	checkModes(t)
 }
 
 func TestAuthRecords(t *testing.T) {

@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/netip"
+	"time"
 
+	"github.com/earshot-voice/earshot/api"
 	"github.com/earshot-voice/earshot/audiohook"
 	"github.com/earshot-voice/earshot/auth"
 	"github.com/earshot-voice/earshot/codec"
@@ -28,6 +32,45 @@ func (a hookAuth) AuthenticateAudioHook(ctx context.Context, apiKey string) (str
 		return "", nil, audiohook.ErrUnauthorized
 	}
 	return p.TenantID, secret, nil
+}
+
+// hookLimiter applies the failed-authentication limits of the other
+// interfaces (the same limiters, per client address and per API key) to
+// AudioHook upgrades.
+type hookLimiter struct {
+	addr, key *auth.Limiter
+	proxies   []netip.Prefix
+}
+
+// keys returns the limiter keys of r's client: its address (none when
+// unknown) and the API key it presents (none when malformed).
+func (l hookLimiter) keys(r *http.Request) (addr, key string) {
+	if a := api.ClientAddr(r, l.proxies); a.IsValid() {
+		addr = auth.AddrKey(a)
+	}
+	return addr, auth.CredentialKey(r.Header.Get("X-Api-Key"))
+}
+
+func (l hookLimiter) Wait(r *http.Request) time.Duration {
+	addr, key := l.keys(r)
+	var wait time.Duration
+	if addr != "" {
+		wait = l.addr.Wait(addr)
+	}
+	if key != "" {
+		wait = max(wait, l.key.Wait(key))
+	}
+	return wait
+}
+
+func (l hookLimiter) Fail(r *http.Request) {
+	addr, key := l.keys(r)
+	if addr != "" {
+		l.addr.Fail(addr)
+	}
+	if key != "" {
+		l.key.Fail(key)
+	}
 }
 
 // hookConsumer hands AudioHook streams to the session manager.

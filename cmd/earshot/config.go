@@ -64,7 +64,7 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) string) (c
 	fs.StringVar(&c.logFormat, "log-format", "", "log format: json or console (default: json unless stderr is a terminal)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate file (PEM); serve HTTPS with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "separate address for /metrics (default: on --addr)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", ":9090", "address of /metrics, apart from the API (unauthenticated: keep it off public networks); empty: no metrics")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "address of the Go profiling endpoints /debug/pprof/ (default: off; keep it on loopback)")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "how long shutdown waits for requests and calls to finish")
 	fs.DurationVar(&c.sessionTimeout, "session-timeout", session.DefaultSessionTimeout, "how long a session waits for its audio stream before failing with NoAudio")

@@ -75,7 +75,8 @@ func TestParseConfig(t *testing.T) {
 	runConfigCases(t, []configCase{
 		{name: "defaults", check: func(t *testing.T, c config) {
 			if c.addr != ":8080" || c.dataDir != "./earshot-data" || c.databaseURL != "" || c.drainTimeout != 30*time.Second ||
-				c.sessionTimeout != 10*time.Minute || c.maxAudioTotalDuration != 300 || c.publicURL != "http://localhost:8080" {
+				c.sessionTimeout != 10*time.Minute || c.maxAudioTotalDuration != 300 || c.publicURL != "http://localhost:8080" ||
+				c.metricsAddr != ":9090" {
 				t.Errorf("defaults: %+v", c)
 			}
 		}},
@@ -175,7 +176,7 @@ func start(t *testing.T, args ...string) *instance {
 	}()
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}, args...), io.Discard, pw)
+		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json"}, args...), io.Discard, pw)
 		pw.Close()
 		done <- err
 	}()

@@ -32,7 +32,7 @@ func TestReplayRegistersEverySession(t *testing.T) {
 	profileFile := filepath.Join(t.TempDir(), "replay.pprof")
 	var stdout, stderr strings.Builder
 	args := append([]string{"replay", "--url", inst.url, "--api-key", key, "--client-secret", secret,
-		"--calls", "20", "--speed", "2", "--register", "--server-metrics", inst.url + "/metrics", "--json", summaryFile,
+		"--calls", "20", "--speed", "2", "--register", "--server-metrics", "http://" + inst.listener(t, "metrics") + "/metrics", "--json", summaryFile,
 		"--cpu-profile", profileFile}, files...)
 	if err := run(t.Context(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("replay: %v\n%s\n%s", err, stdout.String(), stderr.String())
@@ -76,7 +76,7 @@ func TestReplayRegistersEverySession(t *testing.T) {
 
 	// The server's side: no protocol violation, no frame dropped, and
 	// every frame the replay sent received.
-	metrics := scrape(t, inst.url+"/metrics")
+	metrics := scrape(t, "http://"+inst.listener(t, "metrics")+"/metrics")
 	for name, v := range metrics {
 		if strings.HasPrefix(name, "earshot_audiohook_protocol_violations_total") || strings.HasPrefix(name, "earshot_frames_dropped_total") {
 			if v != 0 {

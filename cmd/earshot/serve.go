@@ -52,6 +52,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		log.Info("TLS certificate", zap.Time("not_after", certNotAfter))
 	}
+	warnOpenDataDir(log, cfg.dataDir)
 
 	mk, created, err := auth.LoadOrCreateMasterKey(os.Getenv(masterKeyEnv), filepath.Join(cfg.dataDir, "master.key"))
 	if err != nil {
@@ -127,11 +128,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// database is unreachable, REST answers 503 at once.
 	keyStore := guardedKeyStore{Store: st, sessions: sessions}
 	keys := auth.NewKeys(keyStore, mk)
+	// One pair of failed-authentication limiters for every interface,
+	// AudioHook upgrades included.
+	addrLimiter, keyLimiter := api.NewAddrLimiter(), api.NewKeyLimiter()
 	hook := audiohook.NewHandler(audiohook.Options{
 		Authenticator: hookAuth{keys},
 		Consumer:      hookConsumer{sessions},
 		Observer:      m,
 		Logger:        log.Named("audiohook"),
+		Limiter:       hookLimiter{addr: addrLimiter, key: keyLimiter, proxies: cfg.trustedProxies},
 	})
 
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
@@ -149,9 +154,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Logger:   log.Named("api"),
 		Singles:  api.SessionScorer{Sessions: sessions},
 	}
-	if cfg.metricsAddr == "" {
-		opts.Metrics = metricsHandler
-	}
 	// The identity provider, the tenant-scoped and the management
 	// interfaces. The first signing key is made now, at first start, not
 	// at the first token request.
@@ -167,6 +169,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Admin:          auth.NewAdmin(st, mk),
 		Services:       cfg.services,
 		TrustedProxies: cfg.trustedProxies,
+		AddrLimiter:    addrLimiter,
+		KeyLimiter:     keyLimiter,
 		Audit:          log.Named("audit"),
 	}
 	opts.Security = m
@@ -246,8 +250,11 @@ func (s *server) listen(log *zap.Logger) error {
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          stdlog,
+		// Twice the API's own limit, so that the API answers oversized
+		// headers first, in JSON; beyond this the HTTP server answers 431
+		// itself, in plain text, without reading them.
+		MaxHeaderBytes: 2 * api.DefaultMaxHeaderBytes,
+		ErrorLog:       stdlog,
 	}
 	return nil
 }
