@@ -30,8 +30,7 @@ const deployDir = "../../deploy"
 // exported by this tree; each says which work exports it. The test fails
 // for a name that is neither exported nor listed here, and for a name
 // listed here that the server now exports: delete the entry then.
-var pendingMetrics = map[string]string{
-}
+var pendingMetrics = map[string]string{}
 
 // TestDeployQueriesExportedMetrics checks the monitoring files against a
 // running server: it starts one in-process, replays calls into it, provokes
