@@ -10,7 +10,7 @@ import (
 
 	"github.com/earshot-voice/earshot/codec"
 	"github.com/earshot-voice/earshot/features"
-	"github.com/earshot-voice/earshot/session"
+	"github.com/earshot-voice/earshot/pipeline"
 )
 
 // maxWAVSamples bounds what one WAV file may hold: an hour of 16 kHz
@@ -76,8 +76,8 @@ func (a *audio) cut(start, end float64) []byte {
 
 // pipelineOptions are the options of a pipeline for a's format analysing
 // channel voice with ref as the echo reference (−1 for none).
-func (a *audio) pipelineOptions(voice, ref int, feat features.Options) session.PipelineOptions {
-	return session.PipelineOptions{Encoding: a.enc, SampleRate: a.rate, Channels: a.channels,
+func (a *audio) pipelineOptions(voice, ref int, feat features.Options) pipeline.Options {
+	return pipeline.Options{Encoding: a.enc, SampleRate: a.rate, Channels: a.channels,
 		Voice: voice, Reference: ref, Features: feat}
 }
 
@@ -85,7 +85,7 @@ func (a *audio) pipelineOptions(voice, ref int, feat features.Options) session.P
 // (decode, VAD, features) and the sink's (model accumulation) on this
 // goroutine.
 type stream struct {
-	p       *session.Pipeline
+	p       *pipeline.Pipeline
 	a       *audio // format of the stream
 	elapsed time.Duration
 	cpu     time.Duration // thread CPU time, when cpuOK
@@ -93,8 +93,8 @@ type stream struct {
 	written int64 // bytes
 }
 
-func newStream(a *audio, voice, ref int, feat features.Options, sink session.Sink) (*stream, error) {
-	p, err := session.NewPipeline(a.pipelineOptions(voice, ref, feat))
+func newStream(a *audio, voice, ref int, feat features.Options, sink pipeline.Sink) (*stream, error) {
+	p, err := pipeline.New(a.pipelineOptions(voice, ref, feat))
 	if err != nil {
 		return nil, err
 	}

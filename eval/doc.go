@@ -5,7 +5,7 @@
 // looped collections, and the speed of the per-call pipeline.
 //
 // It exists so that the figures the project reports come from the code the
-// service runs: every piece of audio goes through session.Pipeline (decode,
+// service runs: every piece of audio goes through pipeline.Pipeline (decode,
 // VAD, MFCC with the model's feature options) into the model's
 // voiceprint.Enroller, exactly as a register session is fed, and trials are
 // scored by the model's voiceprint.Verifier. Nothing here re-implements a

@@ -60,7 +60,7 @@ type Options struct {
 var ErrModel = errors.New("eval: no speaker model")
 
 // Run measures the corpus: it runs every utterance, call leg and test
-// collection through session.Pipeline with the model's features and the
+// collection through pipeline.Pipeline with the model's features and the
 // model's Enroller, as a live session does, and scores the trials with the
 // model's Verifier. It returns when done or when ctx is cancelled (then
 // with ctx's error). It starts Workers goroutines and a progress reporter,

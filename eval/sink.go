@@ -33,7 +33,7 @@ func newSink(m voiceprint.Model, capFrames int) *sink {
 	return &sink{enr: m.NewEnroller(), dim: m.Dim, capFrames: capFrames}
 }
 
-// Hop implements session.Sink.
+// Hop implements pipeline.Sink.
 func (s *sink) Hop(pcm []int16, voiced bool) {
 	if s.truth != nil {
 		s.conf.Add(s.hop < len(s.truth) && s.truth[s.hop], voiced)
@@ -44,7 +44,7 @@ func (s *sink) Hop(pcm []int16, voiced bool) {
 	}
 }
 
-// Features implements session.Sink.
+// Features implements pipeline.Sink.
 func (s *sink) Features(vecs []float32, n int) {
 	if s.capped {
 		return

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/earshot-voice/earshot/codec"
+	"github.com/earshot-voice/earshot/pipeline"
 )
 
 // Disconnector ends a call's audio stream; the AudioHook connection
@@ -118,7 +119,7 @@ type Call struct {
 	detach string // id of a session to unbind
 
 	// Owned by Run.
-	pipe      *Pipeline
+	pipe      *pipeline.Pipeline
 	voiceLeg  string // the leg pipe analyses
 	bound     *live
 	collector collector
@@ -228,7 +229,7 @@ func (c *Call) setPipeline(leg string) {
 		return
 	}
 	voice, ref := legIndexes(c.spec.Channels, leg)
-	pipe, err := NewPipeline(PipelineOptions{Encoding: c.spec.Encoding, SampleRate: c.spec.SampleRate,
+	pipe, err := pipeline.New(pipeline.Options{Encoding: c.spec.Encoding, SampleRate: c.spec.SampleRate,
 		Channels: len(c.spec.Channels), Voice: voice, Reference: ref, VADOnly: true})
 	if err != nil {
 		c.log.Error("starting the pipeline", zap.Error(err))
@@ -310,7 +311,7 @@ func (c *Call) frame(ctx context.Context, f []byte) {
 
 // audioSeconds is the audio the bound session has received.
 func (c *Call) audioSeconds() float64 {
-	return float64(c.pipe.Hops()-c.boundHop) * hopSamples / PipelineRate
+	return float64(c.pipe.Hops()-c.boundHop) * pipeline.HopSamples / pipeline.Rate
 }
 
 // complete finalises the bound session with what it collected. ended is

@@ -1,12 +1,20 @@
 // Package session owns audio settings and the register and verify sessions
-// of the streaming interface: their validation, their state machine
-// (spec/voice-api.md section 3, DESIGN.md 2.1) and their persistence through
-// the Store interface declared here.
+// of the streaming interface, and the work that feeds them:
 //
-// A session starts in PROCESSING_AUDIO and ends in SUCCESS or FAILED; a
-// FAILED session carries an error code. The Manager keeps a timer per live
-// session so that a session no stream feeds fails with NoAudio after the
-// configured timeout, and lets a client cancel a live session.
+//   - sessions: their validation, their state machine (PROCESSING_AUDIO,
+//     then SUCCESS or FAILED with an error code) and their persistence
+//     through the Store interface declared here, behind a circuit breaker
+//     so that a failing database fails requests fast instead of queueing
+//     them;
+//   - the Manager's timers: a session no stream feeds fails NoAudio after
+//     the configured timeout, and a client may cancel a live session;
+//   - calls: one goroutine per call leg with a bounded frame queue between
+//     the connection's reader and a pipeline.Pipeline, bound to the
+//     session whose call id the stream carries;
+//   - the speaker side of a bound session (an enrolment or a verification
+//     over the pipeline's hops and features) and its result;
+//   - uploaded recordings (Manager.ScoreRecording), scored through the same
+//     pipeline and speaker model as a live call.
 //
 // Several processes (replicas) may share one store. The replica whose
 // audio stream feeds a session claims it in the store, so that exactly

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/earshot-voice/earshot/codec"
+	"github.com/earshot-voice/earshot/pipeline"
 )
 
 // Recording is a whole recording to enrol, and to verify against a
@@ -57,7 +58,7 @@ func (m *Manager) ScoreRecording(ctx context.Context, tenantID string, rec Recor
 	if rec.Channels == 2 {
 		ref = 1 - rec.Voice
 	}
-	pipe, err := NewPipeline(PipelineOptions{Encoding: codec.L16, SampleRate: rec.SampleRate, Channels: rec.Channels,
+	pipe, err := pipeline.New(pipeline.Options{Encoding: codec.L16, SampleRate: rec.SampleRate, Channels: rec.Channels,
 		Voice: rec.Voice, Reference: ref, Features: model.Features})
 	if err != nil {
 		return RecordingResult{}, &ValidationError{Fields: []FieldError{{Field: "audio", Message: "must be 8 or 16 kHz, mono or stereo"}}}
@@ -99,7 +100,7 @@ func (m *Manager) ScoreRecording(ctx context.Context, tenantID string, rec Recor
 		}
 	}
 	pipe.Flush()
-	progress := Progress{AudioSeconds: float64(pipe.Hops()) * hopSamples / PipelineRate, VADPercentage: enrol.VADPercentage()}
+	progress := Progress{AudioSeconds: float64(pipe.Hops()) * pipeline.HopSamples / pipeline.Rate, VADPercentage: enrol.VADPercentage()}
 	res, fail := enrol.Finish(sess, progress)
 	if fail != nil {
 		return RecordingResult{}, recordingFailure(fail)

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/earshot-voice/earshot/pipeline"
 	"github.com/earshot-voice/earshot/voiceprint"
 )
 
 // collector is the speaker side of a bound session: it takes the
 // pipeline's hops and features and decides the session's outcome.
 type collector interface {
-	Sink
+	pipeline.Sink
 	// VADPercentage is the voiced share of the hops it has seen.
 	VADPercentage() float64
 	// Finish computes the outcome of the collection: a result, or a

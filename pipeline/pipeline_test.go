@@ -1,17 +1,36 @@
-package session
+package pipeline
 
 import (
 	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"testing"
 
 	"github.com/earshot-voice/earshot/codec"
 	"github.com/earshot-voice/earshot/features"
 	"github.com/earshot-voice/earshot/voiceprint"
 )
+
+// enrollerSink feeds a speaker model's Enroller as a register session
+// does: every hop to ObservePCM, every voiced vector to AddVectors.
+type enrollerSink struct {
+	enr          *voiceprint.Enroller
+	dim          int
+	hops, voiced int
+}
+
+func (s *enrollerSink) Hop(pcm []int16, voiced bool) {
+	s.hops++
+	if voiced {
+		s.voiced++
+	}
+	s.enr.ObservePCM(pcm, voiced)
+}
+
+func (s *enrollerSink) Features(vecs []float32, n int) {
+	_ = s.enr.AddVectors(vecs[:n*s.dim])
+}
 
 // recordingSink keeps what a pipeline hands it.
 type recordingSink struct {
@@ -77,11 +96,11 @@ func TestPipelineChunkingDoesNotMatter(t *testing.T) {
 	for i, v := range pcm {
 		stereo = append(stereo, v, pcm[(i+1234)%len(pcm)]/4) // an echo-like agent leg
 	}
-	mono := PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1}
-	both := PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1}
+	mono := Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1}
+	both := Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1}
 	tests := []struct {
 		name    string
-		opts    PipelineOptions
+		opts    Options
 		samples []int16
 		whole   int // bytes of a 200 ms frame
 		sizes   [][]int
@@ -91,7 +110,7 @@ func TestPipelineChunkingDoesNotMatter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		run := func(sizes []int) recordingSink {
-			p, err := NewPipeline(tt.opts)
+			p, err := New(tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +139,7 @@ func TestPipelineChunkingDoesNotMatter(t *testing.T) {
 // A frame that is not whole samples of every channel is refused before
 // any of it is analysed.
 func TestPipelinePartialFrame(t *testing.T) {
-	p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
+	p, err := New(Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +153,7 @@ func TestPipelinePartialFrame(t *testing.T) {
 
 func TestPipelineSinkFromNextHop(t *testing.T) {
 	pcm := speechLike(3, 8000)
-	p, _ := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1})
+	p, _ := New(Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1})
 	frames := mulawFrames(pcm, []int{800}) // 100 ms each
 	var s recordingSink
 	for i, f := range frames {
@@ -157,7 +176,7 @@ func TestPipelineVADOnlyUntilBound(t *testing.T) {
 	pcm := speechLike(4, 8000)
 	frames := mulawFrames(pcm, []int{1600}) // 200 ms each
 	run := func(vadOnly bool) recordingSink {
-		p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1, VADOnly: vadOnly})
+		p, err := New(Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1, VADOnly: vadOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +208,7 @@ func TestPipelineStereoAndWideband(t *testing.T) {
 	for i := range caller {
 		inter = append(inter, agent[i], caller[i]) // internal first, external second
 	}
-	p, err := NewPipeline(PipelineOptions{Encoding: codec.L16, SampleRate: 16000, Channels: 2, Voice: 1, Reference: 0})
+	p, err := New(Options{Encoding: codec.L16, SampleRate: 16000, Channels: 2, Voice: 1, Reference: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,21 +227,21 @@ func TestPipelineStereoAndWideband(t *testing.T) {
 }
 
 func TestPipelineOptions(t *testing.T) {
-	for _, o := range []PipelineOptions{
+	for _, o := range []Options{
 		{Encoding: 0, SampleRate: 8000, Channels: 1, Reference: -1},
 		{Encoding: codec.MuLaw, SampleRate: 44100, Channels: 1, Reference: -1},
 		{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 3, Reference: -1},
 		{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Voice: 1, Reference: -1},
 		{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 0},
 	} {
-		if _, err := NewPipeline(o); err == nil {
-			t.Errorf("NewPipeline(%+v) accepted", o)
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
 		}
 	}
 }
 
 func TestPipelineZeroAllocsPerFrame(t *testing.T) {
-	p, _ := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
+	p, _ := New(Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
 	var s recordingSink
 	p.SetSink(&s)
 	pcm := speechLike(2, 8000)
@@ -243,7 +262,7 @@ func TestPipelineZeroAllocsPerFrame(t *testing.T) {
 // BenchmarkPipeline measures decode → VAD (with echo reference) → MFCC for
 // 200 ms stereo µ-law frames, the live path without the speaker model.
 func BenchmarkPipeline(b *testing.B) {
-	p, _ := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
+	p, _ := New(Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 2, Voice: 0, Reference: 1})
 	var s recordingSink
 	p.SetSink(&s)
 	pcm := speechLike(10, 8000)
@@ -263,98 +282,6 @@ func BenchmarkPipeline(b *testing.B) {
 	b.ReportMetric(audio/b.Elapsed().Seconds(), "x_realtime")
 }
 
-func TestFrameQueue(t *testing.T) {
-	var q frameQueue
-	for i := range maxQueuedFrames + 3 {
-		dropped := q.push([]byte{byte(i)})
-		if dropped != (i >= maxQueuedFrames) {
-			t.Fatalf("push %d dropped=%v", i, dropped)
-		}
-	}
-	if q.dropped != 3 {
-		t.Fatalf("dropped %d", q.dropped)
-	}
-	var got []byte
-	for f := q.pop(); f != nil; f = q.pop() {
-		got = append(got, (*f)[0])
-		q.recycle(f)
-	}
-	want := make([]byte, 0, maxQueuedFrames)
-	for i := 3; i < maxQueuedFrames+3; i++ {
-		want = append(want, byte(i))
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("popped %v, want the newest %d in order", got, maxQueuedFrames)
-	}
-	if raceEnabled {
-		t.Log("allocations not counted: the race detector makes sync.Pool drop buffers")
-		return
-	}
-	frame := make([]byte, 3200)
-	if a := testing.AllocsPerRun(100, func() { q.push(frame); q.recycle(q.pop()) }); a != 0 {
-		t.Fatalf("%v allocations per frame once buffers are recycled", a)
-	}
-}
-
-func TestMediaSelection(t *testing.T) {
-	offer := []MediaOffer{
-		{Format: "PCMU", Channels: []string{"external", "internal"}, Rate: 8000},
-		{Format: "PCMU", Channels: []string{"external"}, Rate: 8000},
-		{Format: "PCMU", Channels: []string{"internal"}, Rate: 8000},
-	}
-	mono := AudioSettings{Codec: "mulaw", SampleRate: 8000, Channels: 1, Channel: "external"}
-	tests := []struct {
-		name     string
-		settings AudioSettings
-		offered  []MediaOffer
-		want     int
-	}{
-		{"mono external", mono, offer, 1},
-		{"mono internal", AudioSettings{Codec: "mulaw", SampleRate: 8000, Channels: 1, Channel: "internal"}, offer, 2},
-		{"stereo", AudioSettings{Codec: "mulaw", SampleRate: 8000, Channels: 2, Channel: "external"}, offer, 0},
-		{"alaw is never offered", AudioSettings{Codec: "alaw", SampleRate: 8000, Channels: 1, Channel: "external"}, offer, -1},
-		{"pcm16 needs L16", AudioSettings{Codec: "pcm16", SampleFormat: "s16le", SampleRate: 8000, Channels: 1, Channel: "external"}, offer, -1},
-		{"L16 offered", AudioSettings{Codec: "pcm16", SampleFormat: "s16le", SampleRate: 8000, Channels: 1, Channel: "external"},
-			[]MediaOffer{{Format: "L16", Channels: []string{"external"}, Rate: 8000}}, 0},
-		{"mono wanted, only stereo offered", mono, offer[:1], -1},
-		{"nothing offered", mono, nil, -1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := selectMedia(tt.settings, tt.offered); got != tt.want {
-				t.Fatalf("selectMedia = %d, want %d", got, tt.want)
-			}
-		})
-	}
-	if got := defaultMedia(offer); got != 1 {
-		t.Errorf("default media %d, want mono external", got)
-	}
-	if got := defaultMedia(offer[:1]); got != 0 {
-		t.Errorf("default media of a stereo-only offer %d, want stereo", got)
-	}
-	fits := []struct {
-		spec StreamSpec
-		want bool
-	}{
-		{StreamSpec{Encoding: codec.MuLaw, SampleRate: 8000, Channels: []string{"external"}}, true},
-		{StreamSpec{Encoding: codec.MuLaw, SampleRate: 8000, Channels: []string{"external", "internal"}}, true},
-		{StreamSpec{Encoding: codec.MuLaw, SampleRate: 8000, Channels: []string{"internal"}}, false},
-		{StreamSpec{Encoding: codec.L16, SampleRate: 8000, Channels: []string{"external"}}, false},
-		{StreamSpec{}, false},
-	}
-	for _, f := range fits {
-		if got := mediaFits(mono, f.spec); got != f.want {
-			t.Errorf("mediaFits(mono external, %+v) = %v", f.spec, got)
-		}
-	}
-	if v, r := legIndexes([]string{"internal", "external"}, "external"); v != 1 || r != 0 {
-		t.Errorf("legIndexes = %d, %d", v, r)
-	}
-	if v, r := legIndexes([]string{"external"}, "external"); v != 0 || r != -1 {
-		t.Errorf("legIndexes mono = %d, %d", v, r)
-	}
-}
-
 // BenchmarkPipelineWithModel measures the whole per-call pipeline of a
 // register session on recorded speech: µ-law decode, VAD, MFCC with the
 // model's options, and the speaker model's accumulation (enrolment), in
@@ -371,11 +298,11 @@ func BenchmarkPipelineWithModel(b *testing.B) {
 		b.Fatal(err)
 	}
 	model := voiceprint.NewRegistry().Models()[0]
-	p, err := NewPipeline(PipelineOptions{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1, Features: model.Features})
+	p, err := New(Options{Encoding: codec.MuLaw, SampleRate: 8000, Channels: 1, Reference: -1, Features: model.Features})
 	if err != nil {
 		b.Fatal(err)
 	}
-	enr := &enrolment{speaker: speaker{model: model, dim: model.Dim}, enr: model.NewEnroller()}
+	enr := &enrollerSink{enr: model.NewEnroller(), dim: model.Dim}
 	p.SetSink(enr)
 	frames := mulawFrames(pcm, []int{1600})
 	b.ReportAllocs()

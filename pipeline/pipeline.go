@@ -1,4 +1,11 @@
-package session
+// Package pipeline is the audio path of one call leg, the same for a live
+// call, an uploaded recording and earshot eval: decode (G.711 or linear
+// PCM, 8 or 16 kHz, mono or one leg of a stereo call) → decimate to 8 kHz →
+// voice activity detection (with the other leg as echo reference) → MFCC
+// features of the voiced hops → a Sink (the speaker model of a session).
+// It allocates nothing per frame after the first, and it never blocks: the
+// call's goroutine drives it.
+package pipeline
 
 import (
 	"errors"
@@ -9,12 +16,12 @@ import (
 	"github.com/earshot-voice/earshot/vad"
 )
 
-// PipelineRate is the sample rate the pipeline works at; 16 kHz input is
+// Rate is the sample rate the pipeline works at; 16 kHz input is
 // decimated to it first.
-const PipelineRate = 8000
+const Rate = 8000
 
-// hopSamples is one 10 ms hop at PipelineRate.
-const hopSamples = PipelineRate / 100
+// HopSamples is one 10 ms hop at Rate: the unit of voice decisions.
+const HopSamples = Rate / 100
 
 // Sink receives what the pipeline finds in the voice channel: every hop of
 // PCM with its voice decision, in order, and the feature vectors of the
@@ -28,8 +35,8 @@ type Sink interface {
 	Features(vecs []float32, n int)
 }
 
-// PipelineOptions describe the audio a Pipeline decodes.
-type PipelineOptions struct {
+// Options describe the audio a Pipeline decodes.
+type Options struct {
 	Encoding   codec.Encoding
 	SampleRate int // 8000 or 16000
 	Channels   int // 1 or 2
@@ -53,7 +60,7 @@ type PipelineOptions struct {
 // the live service and earshot eval run. It is not safe for concurrent use;
 // after the first frames it allocates nothing.
 type Pipeline struct {
-	opts     PipelineOptions
+	opts     Options
 	det      *vad.Detector
 	ext      *features.Extractor
 	featOpts features.Options
@@ -68,11 +75,11 @@ type Pipeline struct {
 	// hold the decimated frame.
 	voice, ref       []int16
 	wide             []int16 // 16 kHz staging
-	hopVoice, hopRef [hopSamples]int16
+	hopVoice, hopRef [HopSamples]int16
 
 	// delay holds the last det.Delay()+1 hops of the voice channel, so
 	// that the VAD's delayed decision meets its hop.
-	delay     [][hopSamples]int16
+	delay     [][HopSamples]int16
 	delayHead int64 // hops pushed into the delay line
 
 	vecs []float32
@@ -81,21 +88,21 @@ type Pipeline struct {
 	sinkFrom              int64 // first hop the sink receives
 }
 
-// ErrPipelineOptions reports options a Pipeline cannot honour.
-var ErrPipelineOptions = errors.New("session: unsupported audio for the pipeline")
+// ErrOptions reports options a Pipeline cannot honour.
+var ErrOptions = errors.New("pipeline: unsupported audio")
 
-// NewPipeline returns a Pipeline for opts.
-func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
+// New returns a Pipeline for opts.
+func New(opts Options) (*Pipeline, error) {
 	if opts.Encoding.BytesPerSample() == 0 || (opts.SampleRate != 8000 && opts.SampleRate != 16000) ||
 		opts.Channels < 1 || opts.Channels > 2 || opts.Voice < 0 || opts.Voice >= opts.Channels ||
 		opts.Reference >= opts.Channels || opts.Reference == opts.Voice {
-		return nil, fmt.Errorf("%w: %+v", ErrPipelineOptions, opts)
+		return nil, fmt.Errorf("%w: %+v", ErrOptions, opts)
 	}
-	det, err := vad.New(vad.Options{SampleRate: PipelineRate})
+	det, err := vad.New(vad.Options{SampleRate: Rate})
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{opts: opts, det: det, delay: make([][hopSamples]int16, det.Delay()+1)}
+	p := &Pipeline{opts: opts, det: det, delay: make([][HopSamples]int16, det.Delay()+1)}
 	if opts.VADOnly {
 		return p, nil
 	}
@@ -106,7 +113,7 @@ func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 }
 
 // Dim is the dimension of the feature vectors the sink receives, 0 while
-// the pipeline has no feature extractor (PipelineOptions.VADOnly).
+// the pipeline has no feature extractor (Options.VADOnly).
 func (p *Pipeline) Dim() int {
 	if p.ext == nil {
 		return 0
@@ -130,8 +137,8 @@ func (p *Pipeline) SetFeatures(opts features.Options) error {
 	if err != nil {
 		return err
 	}
-	if ext.HopSize() != hopSamples {
-		return fmt.Errorf("%w: features at %d Hz", ErrPipelineOptions, opts.SampleRate)
+	if ext.HopSize() != HopSamples {
+		return fmt.Errorf("%w: features at %d Hz", ErrOptions, opts.SampleRate)
 	}
 	p.ext, p.featOpts = ext, opts
 	if need := 8 * ext.Dim(); cap(p.vecs) < need {
@@ -142,7 +149,7 @@ func (p *Pipeline) SetFeatures(opts features.Options) error {
 
 // Write processes one frame: whole samples of every channel, interleaved.
 func (p *Pipeline) Write(frame []byte) error {
-	if p.opts.SampleRate == PipelineRate {
+	if p.opts.SampleRate == Rate {
 		return p.write8k(frame)
 	}
 	var err error
@@ -157,8 +164,8 @@ func (p *Pipeline) Write(frame []byte) error {
 		p.ref = p.refDec.Append(p.ref, p.wide)
 	}
 	n := 0
-	for ; n+hopSamples <= len(p.voice); n += hopSamples {
-		if err := p.hop(p.voice[n:n+hopSamples], p.refHop(n)); err != nil {
+	for ; n+HopSamples <= len(p.voice); n += HopSamples {
+		if err := p.hop(p.voice[n:n+HopSamples], p.refHop(n)); err != nil {
 			return err
 		}
 	}
@@ -180,12 +187,12 @@ func (p *Pipeline) write8k(frame []byte) error {
 		return fmt.Errorf("%w: %d bytes of %d-channel %v", codec.ErrPartialFrame, len(frame), p.opts.Channels, p.opts.Encoding)
 	}
 	if len(p.voice) > 0 {
-		n := min(hopSamples-len(p.voice), len(frame)/bps) * bps
+		n := min(HopSamples-len(p.voice), len(frame)/bps) * bps
 		if err := p.carry(frame[:n]); err != nil {
 			return err
 		}
 		frame = frame[n:]
-		if len(p.voice) < hopSamples {
+		if len(p.voice) < HopSamples {
 			return nil
 		}
 		if err := p.hop(p.voice, p.refHop(0)); err != nil {
@@ -193,7 +200,7 @@ func (p *Pipeline) write8k(frame []byte) error {
 		}
 		p.voice, p.ref = p.voice[:0], p.ref[:0]
 	}
-	step := hopSamples * bps
+	step := HopSamples * bps
 	for ; len(frame) >= step; frame = frame[step:] {
 		v, err := codec.AppendDecodeChannel(p.opts.Encoding, p.hopVoice[:0], frame[:step], p.opts.Channels, p.opts.Voice)
 		if err != nil {
@@ -225,10 +232,10 @@ func (p *Pipeline) carry(b []byte) (err error) {
 }
 
 func (p *Pipeline) refHop(n int) []int16 {
-	if p.opts.Reference < 0 || n+hopSamples > len(p.ref) {
+	if p.opts.Reference < 0 || n+HopSamples > len(p.ref) {
 		return nil
 	}
-	return p.ref[n : n+hopSamples]
+	return p.ref[n : n+HopSamples]
 }
 
 // hop runs one 10 ms hop through the VAD and, delayed by its look-ahead,
