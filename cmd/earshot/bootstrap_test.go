@@ -92,7 +92,7 @@ func launch(t *testing.T, args ...string) (*instance, chan error) {
 	}()
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"serve", "--addr", addr, "--log-format", "json"}, args...), io.Discard, pw)
+		err := run(ctx, append([]string{"serve", "--addr", addr, "--metrics-addr", "127.0.0.1:0", "--log-format", "json"}, args...), io.Discard, pw)
 		pw.Close()
 		done <- err
 	}()

@@ -91,7 +91,7 @@ func startReplica(t *testing.T, name, databaseURL, masterKey string, args ...str
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json",
+	cmd := exec.Command(exe, append([]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json",
 		"--data-dir", t.TempDir(), "--database-url", databaseURL}, args...)...)
 	cmd.Env = []string{asEarshotEnv + "=1", "EARSHOT_MASTER_KEY=" + masterKey, "HOME=" + os.Getenv("HOME"), "PATH=" + os.Getenv("PATH")}
 	stderr, err := cmd.StderrPipe()
