@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/earshot-voice/earshot/voiceprint"
 	"github.com/earshot-voice/earshot/internal/corpus"
 	"github.com/earshot-voice/earshot/internal/trial"
+	"github.com/earshot-voice/earshot/voiceprint"
 )
 
 // TestCorpusEval measures the shipped model on the corpus (or corpora,
