@@ -9,15 +9,13 @@ import (
 	"math"
 	"mime"
 	"net/http"
-
-	"github.com/earshot-voice/earshot/session"
 )
 
 // object is a decoded JSON request object whose fields are read one by
 // one, so that every bad field is reported, not only the first.
 type object struct {
 	raw    map[string]json.RawMessage
-	fields []session.FieldError
+	fields []FieldError
 }
 
 // decodeObject reads a JSON object body of at most limit bytes. The body
@@ -49,7 +47,7 @@ func decodeObject(w http.ResponseWriter, r *http.Request, limit int64) (*object,
 }
 
 func (o *object) fail(field, msg string) {
-	o.fields = append(o.fields, session.FieldError{Field: field, Message: msg})
+	o.fields = append(o.fields, FieldError{Field: field, Message: msg})
 }
 
 // present returns a field's raw value, recording "is required" when it is
@@ -135,5 +133,5 @@ func (o *object) err() error {
 	if len(o.fields) == 0 {
 		return nil
 	}
-	return &session.ValidationError{Fields: o.fields}
+	return &ValidationError{Fields: o.fields}
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-
-	"github.com/earshot-voice/earshot/session"
 )
 
 // FuzzDecodeObject feeds JSON request bodies to the decoder every JSON
@@ -41,7 +39,7 @@ func FuzzDecodeObject(f *testing.F) {
 		o.number("c")
 		o.optionalNumber("d")
 		o.integer("e")
-		var verr *session.ValidationError
+		var verr *ValidationError
 		if err := o.err(); err != nil && (!errors.As(err, &verr) || len(verr.Fields) == 0) {
 			t.Fatalf("field errors %v", err)
 		}

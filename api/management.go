@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/earshot-voice/earshot/auth"
-	"github.com/earshot-voice/earshot/session"
 )
 
 // Kinds of SecurityObserver.ManagementChange.
@@ -622,7 +621,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, m manage
 		return s.opts.Identity.Admin.ChangePassword(r.Context(), *m.admin, current, next)
 	})
 	if errors.Is(err, auth.ErrWeakPassword) {
-		return &session.ValidationError{Fields: []session.FieldError{{Field: "new_password", Message: "must be 12 to 1024 characters"}}}
+		return &ValidationError{Fields: []FieldError{{Field: "new_password", Message: "must be 12 to 1024 characters"}}}
 	}
 	if err != nil {
 		return err

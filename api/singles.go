@@ -108,7 +108,7 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 	fields := map[string]string{}
 	var (
 		audio *multipart.Part
-		bad   session.ValidationError
+		bad   ValidationError
 	)
 	for parts := 0; audio == nil; parts++ {
 		part, err := mr.NextPart()
@@ -136,7 +136,7 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 			continue
 		}
 		if _, dup := fields[name]; dup {
-			bad.Fields = append(bad.Fields, session.FieldError{Field: name, Message: "is sent more than once"})
+			bad.Fields = append(bad.Fields, FieldError{Field: name, Message: "is sent more than once"})
 			continue
 		}
 		max := int64(maxFieldBytes)
@@ -148,7 +148,7 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 			return bodyError(err, limit)
 		}
 		if int64(len(value)) > max {
-			bad.Fields = append(bad.Fields, session.FieldError{Field: name, Message: fmt.Sprintf("is longer than %d bytes", max)})
+			bad.Fields = append(bad.Fields, FieldError{Field: name, Message: fmt.Sprintf("is longer than %d bytes", max)})
 			value = nil
 		}
 		fields[name] = strings.TrimSpace(string(value))
@@ -158,19 +158,19 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 
 	body := &bodyReader{r: audio}
 	if audio == nil {
-		bad.Fields = append(bad.Fields, session.FieldError{Field: "audio", Message: "is required: a WAV file (PCM16, µ-law or A-law; 8 or 16 kHz; mono or stereo) sent after the other fields"})
+		bad.Fields = append(bad.Fields, FieldError{Field: "audio", Message: "is required: a WAV file (PCM16, µ-law or A-law; 8 or 16 kHz; mono or stereo) sent after the other fields"})
 	} else {
 		wav, err := codec.NewWAVReader(body)
 		switch {
 		case err == nil:
 			req.Audio = wav
 			if req.Channel == "internal" && wav.Format().Channels == 1 {
-				bad.Fields = append(bad.Fields, session.FieldError{Field: "channel", Message: "internal needs a stereo recording"})
+				bad.Fields = append(bad.Fields, FieldError{Field: "channel", Message: "internal needs a stereo recording"})
 			}
 		case body.err != nil:
 			return bodyError(body.err, limit)
 		case isAudioError(err):
-			bad.Fields = append(bad.Fields, session.FieldError{Field: "audio", Message: audioMessage(err)})
+			bad.Fields = append(bad.Fields, FieldError{Field: "audio", Message: audioMessage(err)})
 		default:
 			return err
 		}
@@ -187,7 +187,7 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 	case body.err != nil:
 		return bodyError(body.err, limit) // the upload failed, whatever the scorer made of it
 	case isAudioError(err):
-		return &session.ValidationError{Fields: []session.FieldError{{Field: "audio", Message: audioMessage(err)}}}
+		return &ValidationError{Fields: []FieldError{{Field: "audio", Message: audioMessage(err)}}}
 	default:
 		return err
 	}
@@ -202,7 +202,7 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 			return bodyError(err, limit)
 		}
 		if name := part.FormName(); name == "model_hash" || name == "credential" || name == "channel" || name == "audio" {
-			return &session.ValidationError{Fields: []session.FieldError{{Field: name, Message: "must come before the audio part, which must be the last part"}}}
+			return &ValidationError{Fields: []FieldError{{Field: name, Message: "must come before the audio part, which must be the last part"}}}
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": singleJSON(res)})
@@ -210,7 +210,7 @@ func (s *Server) singles(w http.ResponseWriter, r *http.Request, c tenantCaller)
 }
 
 // checkSingleFields validates the small fields and fills in defaults.
-func (s *Server) checkSingleFields(req *SingleRequest, bad *session.ValidationError) {
+func (s *Server) checkSingleFields(req *SingleRequest, bad *ValidationError) {
 	models := s.opts.Sessions.Models()
 	if req.ModelHash == "" {
 		if len(models) > 0 {
@@ -224,7 +224,7 @@ func (s *Server) checkSingleFields(req *SingleRequest, bad *session.ValidationEr
 			found = found || m.Hash == req.ModelHash
 		}
 		if !found {
-			bad.Fields = append(bad.Fields, session.FieldError{Field: "model_hash",
+			bad.Fields = append(bad.Fields, FieldError{Field: "model_hash",
 				Message: "must be the hash of a model of GET /v1/models: " + strings.Join(hashes, ", ")})
 		}
 	}
@@ -233,10 +233,10 @@ func (s *Server) checkSingleFields(req *SingleRequest, bad *session.ValidationEr
 		req.Channel = session.ChannelExternal
 	case session.ChannelExternal, session.ChannelInternal:
 	default:
-		bad.Fields = append(bad.Fields, session.FieldError{Field: "channel", Message: "must be external or internal"})
+		bad.Fields = append(bad.Fields, FieldError{Field: "channel", Message: "must be external or internal"})
 	}
 	if req.Credential != "" && !validCredential.MatchString(req.Credential) {
-		bad.Fields = append(bad.Fields, session.FieldError{Field: "credential", Message: "is not a credential this service issued"})
+		bad.Fields = append(bad.Fields, FieldError{Field: "credential", Message: "is not a credential this service issued"})
 	}
 }
 
