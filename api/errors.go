@@ -7,7 +7,7 @@ import (
 	"github.com/earshot-voice/earshot/session"
 )
 
-// Error codes of the API (DESIGN.md 2.5). They are part of the contract:
+// Error codes of the API. They are part of the contract:
 // new ones may be added, none renamed.
 const (
 	CodeInvalidCredentials   = "InvalidCredentials"

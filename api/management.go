@@ -66,7 +66,7 @@ func (m manager) actor() string {
 
 type managementFunc func(w http.ResponseWriter, r *http.Request, m manager) error
 
-// managementRoutes registers /management/v1/… (DESIGN.md 2.3).
+// managementRoutes registers /management/v1/….
 func (s *Server) managementRoutes() {
 	for _, rt := range []struct {
 		pattern   string

@@ -11,8 +11,8 @@ import (
 	"github.com/earshot-voice/earshot/auth"
 )
 
-// tokenJSON is the token response of spec 2.3, with refresh_token and
-// refresh_expires_in (DESIGN.md 2.2).
+// tokenJSON is the provider's token response, with refresh_token and
+// refresh_expires_in added so that standard OAuth clients can refresh.
 type tokenJSON struct {
 	AccessToken      string `json:"access_token"`
 	ExpiresIn        int    `json:"expires_in"`

@@ -16,8 +16,7 @@ import (
 )
 
 // SingleRequest is one recording to turn into a credential, and score
-// against Credential when one was sent (POST /api/public/singles,
-// DESIGN.md 2.2).
+// against Credential when one was sent (POST /api/public/singles).
 type SingleRequest struct {
 	// Audio streams the samples of the uploaded WAV file as the client
 	// sends them; its header has been read and Format() is known. Reading

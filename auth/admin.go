@@ -14,7 +14,7 @@ import (
 
 // AdminPrincipal is the caller an admin token authenticates: the admin
 // user of a home tenant. Its token works on every management endpoint, for
-// every tenant and service (spec 5.3, DESIGN.md 2.3).
+// every tenant and service.
 type AdminPrincipal struct {
 	UserID   string
 	TenantID string // the user's home tenant

@@ -56,7 +56,7 @@ type BootstrapOptions struct {
 	CredentialsFile string
 }
 
-// Bootstrap initialises an empty store (DESIGN.md 2.4): tenant "default",
+// Bootstrap initialises an empty store: tenant "default",
 // user "admin" with a random password and a non-expiring token, an OAuth
 // client, a streaming API key of role admin with an AudioHook client
 // secret, and allow-list entries for loopback. It logs the secrets once, in

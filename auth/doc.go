@@ -2,8 +2,8 @@
 // token, OAuth clients, the IP allow list, the master key that seals the
 // secrets that must stay usable, and the first-start bootstrap.
 //
-// It implements the authentication rules of the voice API specification
-// (spec/voice-api.md section 5) and DESIGN.md sections 2.3 and 2.4:
+// It implements the authentication rules of the voice API and of the
+// management interface (docs/AUTH.md):
 //
 //   - Every secret Earshot hands out is a high-entropy random string (32 random
 //     bytes). At rest it is kept only as an HMAC-SHA256 digest under a key

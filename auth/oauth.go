@@ -14,8 +14,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// Lifetimes and limits of the identity provider (spec 2.3, 5.2 and 8;
-// DESIGN.md 2.2).
+// Lifetimes and limits of the identity provider.
 const (
 	// AccessTokenTTL is the validity of an access token (expires_in).
 	AccessTokenTTL = 300 * time.Second
@@ -78,8 +77,8 @@ type IssuerOptions struct {
 	Logger *zap.Logger
 }
 
-// Issuer is the OAuth 2.0 identity provider of the tenant-scoped interface
-// (spec 4.3 and 5.2, DESIGN.md 2.2): the client-credentials and refresh
+// Issuer is the OAuth 2.0 identity provider of the tenant-scoped interface:
+// the client-credentials and refresh
 // grants, the RS256 access tokens they issue, and the check of those
 // tokens. Access tokens are JWTs that any replica can verify with the
 // published keys. Refresh tokens are opaque, single-use and rotated:

@@ -1,5 +1,5 @@
 // Package eval measures Earshot's audio path on a labelled corpus, as
-// earshot eval does (issue 3; DESIGN.md sections 4 and 6): the voice
+// earshot eval does: the voice
 // activity decisions against ground-truth speech segments, speaker
 // verification (equal error rate), authenticity on genuine, two-speaker and
 // looped collections, and the speed of the per-call pipeline.
@@ -11,7 +11,7 @@
 // scored by the model's voiceprint.Verifier. Nothing here re-implements a
 // stage.
 //
-// Load reads the corpus that shared/tools/make-corpus.sh writes
+// Load reads a labelled corpus
 // (manifest.csv, speakers.csv, calls.csv, calls/*.segments.csv; the format
 // and the measuring protocol are in docs/EVALUATION.md); Run measures it on
 // a few worker goroutines and returns a Report, deterministic apart from its

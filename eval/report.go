@@ -12,8 +12,8 @@ import (
 )
 
 // Report holds every figure of a run. Its JSON form (encoding/json) is
-// what earshot eval --json writes; the paths named in issue 3 (vad.f1,
-// verification.eer, speed.x_realtime, …) are fields of it.
+// what earshot eval --json writes; the paths docs/EVALUATION.md names
+// (vad.f1, verification.eer, speed.x_realtime, …) are fields of it.
 type Report struct {
 	Corpus     string      `json:"corpus"`
 	Model      ModelInfo   `json:"model"`
@@ -380,7 +380,7 @@ func (s *authSamples) summary() AuthSet {
 		Loop: Summarise(s.loop), Voice: Summarise(s.voice)}
 }
 
-// Targets of issue 3 on the full dev corpus, printed beside the figures.
+// The project's targets on the full dev corpus, printed beside the figures.
 const (
 	targetVADF1       = 0.95
 	targetVADGappyF1  = 0.94
@@ -392,7 +392,7 @@ const (
 )
 
 // WriteText writes the report for a person: every figure, with the
-// targets of issue 3 beside those that have one.
+// project's targets beside those that have one.
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }

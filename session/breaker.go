@@ -12,7 +12,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// breakerStore is the circuit breaker around the store (DESIGN.md 5):
+// breakerStore is the circuit breaker around the store:
 // after repeated failures it opens for a while and every call fails at
 // once with ErrUnavailable instead of waiting on a sick database.
 //

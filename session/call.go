@@ -332,8 +332,8 @@ func (c *Call) complete(ctx context.Context, ended string) {
 }
 
 // finish ends the call: the pipeline drains and a bound session is
-// finalised with what it has (DESIGN.md 3: a stream that ends early with
-// enough voice finishes its session).
+// finalised with what it has (a stream that ends early with enough voice
+// finishes its session).
 func (c *Call) finish(ctx context.Context, reason string) {
 	if c.bound != nil {
 		c.complete(ctx, reason)

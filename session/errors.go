@@ -19,7 +19,7 @@ var (
 	// ErrClosed is returned by a Manager after Close.
 	ErrClosed = errors.New("session: manager closed")
 	// ErrUnavailable means the store is failing and the circuit breaker
-	// answers for it (DESIGN.md 5): retry later.
+	// answers for it: retry later.
 	ErrUnavailable = errors.New("session: the store is unavailable")
 )
 

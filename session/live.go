@@ -81,7 +81,7 @@ func offerFormat(codec string) string {
 }
 
 // selectMedia picks the offer that fits a, preferring the fewest channels
-// (DESIGN.md 3: external mono preferred); -1 when none fits.
+// (external mono preferred); -1 when none fits.
 func selectMedia(a AudioSettings, offered []MediaOffer) int {
 	best := -1
 	for i, o := range offered {

@@ -11,7 +11,7 @@ import (
 )
 
 // Recording is a whole recording to enrol, and to verify against a
-// credential when one is given (POST /api/public/singles, DESIGN.md 2.2).
+// credential when one is given (POST /api/public/singles).
 type Recording struct {
 	// Read reads interleaved decoded samples, as codec.WAVReader.Read
 	// does, until io.EOF.

@@ -17,7 +17,7 @@ const (
 // State is a session's place in its lifecycle.
 type State string
 
-// States (DESIGN.md 2.1). New states may be added later (spec section 9).
+// States. New states may be added later: clients must accept unknown ones.
 const (
 	StateProcessingAudio State = "PROCESSING_AUDIO"
 	StateSuccess         State = "SUCCESS"
@@ -30,7 +30,7 @@ func (s State) Terminal() bool { return s == StateSuccess || s == StateFailed }
 // ErrorCode says why a session FAILED.
 type ErrorCode string
 
-// Failure codes (DESIGN.md 2.1).
+// Failure codes.
 const (
 	CodeNotEnoughVoice             ErrorCode = "NotEnoughVoice"
 	CodeAuthenticityBelowThreshold ErrorCode = "AuthenticityBelowThreshold"

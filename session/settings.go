@@ -7,7 +7,7 @@ import (
 )
 
 // AudioSettings declares the format of the audio a session receives
-// (spec/voice-api.md 2.1).
+// (POST /v1/audio_settings).
 type AudioSettings struct {
 	ID           string
 	TenantID     string
@@ -23,7 +23,7 @@ type AudioSettings struct {
 	CreatedAt time.Time
 }
 
-// Accepted values (DESIGN.md 2.1).
+// Accepted values.
 var (
 	protocols = []string{"audiohook"}
 	formats   = []string{"raw"}

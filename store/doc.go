@@ -1,7 +1,6 @@
 // Package store persists Earshot's records: embedded SQLite by default
 // (modernc.org/sqlite, pure Go, WAL mode) and PostgreSQL
-// (github.com/jackc/pgx/v5) for several replicas sharing one database
-// (DESIGN.md sections 1 and 5).
+// (github.com/jackc/pgx/v5) for several replicas sharing one database.
 //
 // Both back ends run the same SQL: the schema uses only types both accept
 // (TEXT, BIGINT, DOUBLE PRECISION, BYTEA; SQLite stores BYTEA values as

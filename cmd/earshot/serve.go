@@ -184,7 +184,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		servers = append(servers, &server{name: "metrics", addr: cfg.metricsAddr, handler: mux})
 	}
 	if cfg.pprofAddr != "" {
-		// Profiles under load (issue 6), on their own listener only: they
+		// Profiles under load, on their own listener only: they
 		// reveal memory and are unauthenticated.
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
