@@ -19,7 +19,7 @@ func evalCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("earshot eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: earshot eval --corpus DIR [--corpus DIR …] [--json FILE] [--model HASH]\n\n"+
+		fmt.Fprintln(stderr, "usage: earshot eval --corpus DIR [--corpus DIR …] [--json FILE] [--model HASH | --model-file FILE]\n\n"+
 			"Measures the audio path on labelled corpora (format and protocol in docs/EVALUATION.md):\n"+
 			"VAD frame precision/recall/F1, speaker-verification EER, authenticity of genuine,\n"+
 			"two-speaker and looped collections, each also by source (real, synthetic voices), and\n"+
