@@ -145,8 +145,9 @@ const noncesPerTenant = 1 << 14
 const authFailureLogInterval = 10 * time.Second
 
 // Handler serves the AudioHook WebSocket endpoint. It is safe for
-// concurrent use. ServeHTTP blocks until its call ends; Shutdown drains
-// every call.
+// concurrent use. ServeHTTP returns once the connection is upgraded (or
+// refused) and serves the call on a goroutine of its own; Shutdown drains
+// every call and waits for those goroutines.
 type Handler struct {
 	opts    Options
 	log     *zap.Logger
@@ -196,7 +197,8 @@ func NewHandler(opts Options) *Handler {
 		ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{}}
 }
 
-// ServeHTTP upgrades an AudioHook connection and serves it until it ends.
+// ServeHTTP upgrades an AudioHook connection and returns; a goroutine of
+// the connection's own serves it until it ends, and Shutdown waits for it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sessionID := r.Header.Get("Audiohook-Session-Id")
@@ -389,9 +391,12 @@ const (
 	stateClosed // closed sent
 )
 
-// conn is one AudioHook connection. The goroutine of ServeHTTP owns it:
-// it reads, and starts and waits for the stream's goroutine. The stream
-// goroutine and Shutdown send through the mutex-guarded sender.
+// conn is one AudioHook connection. The goroutine ServeHTTP starts for it
+// owns it: it reads, and starts and waits for the stream's goroutine. The
+// stream goroutine (Disconnect) and Shutdown (drain) send too. Writes are
+// serialised by wmu alone: mu is held only for moments, never across a
+// write, so a write that blocks (a client that stops reading, for up to
+// the write timeout) never stalls the reader's handling of audio frames.
 type conn struct {
 	h             *Handler
 	ws            *websocket.Conn
@@ -401,7 +406,12 @@ type conn struct {
 	correlationID string
 	tenantID      string
 
-	mu         sync.Mutex // guards what follows, and serialises writes
+	// wmu serialises writes: a sender holds it from taking its seq to
+	// the end of its write, so that seq order is wire order. It is taken
+	// before mu, never while holding mu.
+	wmu sync.Mutex
+
+	mu         sync.Mutex // guards what follows; never held across I/O
 	state      state
 	seq        int64 // last server seq sent
 	clientSeq  int64 // last client seq processed
@@ -777,27 +787,34 @@ func (c *conn) afterRun() {
 	}
 }
 
-// send writes one server message with the next seq. It holds the mutex
-// across the write so that seq order is wire order.
+// writeTimeout bounds one write of a server message.
+const writeTimeout = 5 * time.Second
+
+// send writes one server message with the next seq. It holds wmu from
+// taking the seq to the end of the write, so that seq order is wire
+// order, and mu only to read and advance the sequence numbers.
 func (c *conn) send(ctx context.Context, typ string, params any) error {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return err
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.state == stateClosed {
+		c.mu.Unlock()
 		return errors.New("audiohook: closed already sent")
 	}
 	c.seq++
-	clientSeq := c.clientSeq
-	out, err := json.Marshal(Message{Version: Version, ID: c.sessionID, Type: typ, Seq: c.seq, ClientSeq: &clientSeq, Parameters: p})
+	seq, clientSeq, ws := c.seq, c.clientSeq, c.ws
+	c.mu.Unlock()
+	out, err := json.Marshal(Message{Version: Version, ID: c.sessionID, Type: typ, Seq: seq, ClientSeq: &clientSeq, Parameters: p})
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	if err := c.ws.Write(wctx, websocket.MessageText, out); err != nil {
+	if err := ws.Write(wctx, websocket.MessageText, out); err != nil {
 		c.log.Debug("audiohook write failed", zap.String("type", typ), zap.Error(err))
 		return err
 	}

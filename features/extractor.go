@@ -3,6 +3,8 @@ package features
 import (
 	"math"
 	"slices"
+
+	"github.com/earshot-voice/earshot/dsp"
 )
 
 // Norm selects how the extractor normalises the vectors it emits.
@@ -127,7 +129,7 @@ type Extractor struct {
 	norm          Norm
 
 	win  []float64 // Hamming window scaled by 1/√frameLen
-	fft  *realFFT
+	fft  *dsp.RealFFT
 	fb   filterbank
 	from int // first bin pair the filterbank needs from the FFT
 	dct  dct
@@ -216,7 +218,7 @@ func New(opts Options) (*Extractor, error) {
 		nc: nc, nf: nf, dim: 3 * nc,
 		norm:  opts.Norm,
 		win:   make([]float64, frameLen),
-		fft:   newRealFFT(nfft),
+		fft:   dsp.NewRealFFT(nfft),
 		fb:    fb,
 		from:  min(fb.lo, nfft/2-fb.hi+1),
 		dct:   newDCT(nc, nf),
@@ -406,12 +408,12 @@ func (e *Extractor) logMel(i int) float64 {
 	j := e.window(e.pre[a*h+e.skip:a*h+h], 0, dc)
 	j = e.window(e.pre[b*h:b*h+h], j, dc)
 	j = e.window(e.pre[c*h:c*h+h], j, dc)
-	f := e.fft
-	for _, p := range f.perm[j:] {
-		f.re[p], f.im[p] = 0, 0
+	perm, re, im := e.fft.Input()
+	for _, p := range perm[j:] {
+		re[p], im[p] = 0, 0
 	}
-	f.butterflies()
-	f.splitPower(e.pow, e.from)
+	e.fft.Transform()
+	e.fft.PowerFrom(e.pow, e.from)
 	e.fb.apply(e.mel, e.pow)
 	for i, m := range e.mel {
 		e.mel[i] = logPositive(max(m, powerFloor))
@@ -424,11 +426,10 @@ func (e *Extractor) logMel(i int) float64 {
 // order; seg starts at frame position 2j. It returns the next j.
 func (e *Extractor) window(seg []float64, j int, dc float64) int {
 	n := len(seg) / 2
-	f := e.fft
-	perm := f.perm[j : j+n]
+	perm, re, im := e.fft.Input()
+	perm = perm[j : j+n]
 	w := e.win[2*j : 2*j+2*n]
 	seg = seg[:2*n]
-	re, im := f.re, f.im
 	for i, p := range perm {
 		re[p] = (seg[2*i] - dc) * w[2*i]
 		im[p] = (seg[2*i+1] - dc) * w[2*i+1]

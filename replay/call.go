@@ -68,7 +68,11 @@ type call struct {
 }
 
 func newCall(r *Runner, i int) *call {
-	return &call{r: r, index: i, rec: r.recs[i%len(r.recs)], callID: uuid.NewString(),
+	id := uuid.NewString()
+	if i < len(r.opts.CallIDs) {
+		id = r.opts.CallIDs[i]
+	}
+	return &call{r: r, index: i, rec: r.recs[i%len(r.recs)], callID: id,
 		events: make(chan event, 8), done: make(chan struct{}), readerDone: make(chan struct{})}
 }
 

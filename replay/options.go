@@ -55,7 +55,15 @@ type Options struct {
 	// Channels is the channel count of raw µ-law files (1 or 2). Default 1.
 	Channels int
 
-	// Calls is how many calls to make. Default 1.
+	// CallIDs are the conversation ids of the calls, in order: call i
+	// opens with CallIDs[i], so that it feeds the session a client
+	// created for that call id. Each must be a UUID (AudioHook's
+	// conversationId), at most MaxCallIDs of them. With CallIDs, Calls
+	// defaults to len(CallIDs) and may not exceed it. Default: a random
+	// UUID per call.
+	CallIDs []string
+
+	// Calls is how many calls to make. Default 1, or len(CallIDs).
 	Calls int
 	// Concurrency bounds the calls in progress at once. Default: Calls.
 	Concurrency int
@@ -124,6 +132,9 @@ type Options struct {
 	ProgressBar bool
 }
 
+// MaxCallIDs bounds Options.CallIDs.
+const MaxCallIDs = 100_000
+
 // resolved are the options with defaults applied and values derived.
 type resolved struct {
 	Options
@@ -161,8 +172,19 @@ func (o Options) resolve() (resolved, error) {
 	if r.Channels == 0 {
 		r.Channels = 1
 	}
+	if len(r.CallIDs) > MaxCallIDs {
+		return bad("%d call ids, at most %d", len(r.CallIDs), MaxCallIDs)
+	}
+	for _, id := range r.CallIDs {
+		if !audiohook.ValidUUID(id) || id == audiohook.NullUUID {
+			return bad("the call id %q is not a UUID (AudioHook conversation ids are)", truncate(id, 64))
+		}
+	}
 	if r.Calls == 0 {
-		r.Calls = 1
+		r.Calls = max(len(r.CallIDs), 1)
+	}
+	if len(r.CallIDs) > 0 && r.Calls > len(r.CallIDs) {
+		return bad("%d calls but %d call ids: each call needs its own", r.Calls, len(r.CallIDs))
 	}
 	if r.Concurrency == 0 || r.Concurrency > r.Calls {
 		r.Concurrency = r.Calls
@@ -255,4 +277,12 @@ func restURL(hook *url.URL, explicit string) (string, error) {
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1/audiohook")
 	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
 	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// truncate cuts s to at most n bytes, for echoing input in an error.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

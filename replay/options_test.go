@@ -83,6 +83,25 @@ func TestResolve(t *testing.T) {
 				t.Errorf("api url %q", r.apiURL)
 			}
 		}},
+		{name: "call ids set the calls", edit: func(o *Options) {
+			o.CallIDs = []string{"0b5f6e3a-6c1d-4f27-9a3e-2d4c8b1e7f01", "0b5f6e3a-6c1d-4f27-9a3e-2d4c8b1e7f02"}
+		}, check: func(t *testing.T, r resolved) {
+			if r.Calls != 2 || r.Concurrency != 2 {
+				t.Errorf("calls %d, concurrency %d", r.Calls, r.Concurrency)
+			}
+		}},
+		{name: "fewer calls than call ids", edit: func(o *Options) {
+			o.Calls, o.CallIDs = 1, []string{"0b5f6e3a-6c1d-4f27-9a3e-2d4c8b1e7f01", "0b5f6e3a-6c1d-4f27-9a3e-2d4c8b1e7f02"}
+		}, check: func(t *testing.T, r resolved) {
+			if r.Calls != 1 {
+				t.Errorf("calls %d", r.Calls)
+			}
+		}},
+		{name: "more calls than call ids", edit: func(o *Options) {
+			o.Calls, o.CallIDs = 3, []string{"0b5f6e3a-6c1d-4f27-9a3e-2d4c8b1e7f01"}
+		}, wantErr: "call ids"},
+		{name: "call id not a uuid", edit: func(o *Options) { o.CallIDs = []string{"call-0001"} }, wantErr: "UUID"},
+		{name: "null call id", edit: func(o *Options) { o.CallIDs = []string{audiohook.NullUUID} }, wantErr: "UUID"},
 		{name: "no files", edit: func(o *Options) { o.Files = nil }, wantErr: "no files"},
 		{name: "no key", edit: func(o *Options) { o.APIKey = "" }, wantErr: "API key"},
 		{name: "secret not base64", edit: func(o *Options) { o.ClientSecret = "not base64!" }, wantErr: "base64"},

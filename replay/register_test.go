@@ -266,6 +266,32 @@ func TestRegister(t *testing.T) {
 		}
 	})
 
+	t.Run("call ids feed sessions created beforehand", func(t *testing.T) {
+		f, url := newFakeEarshot(t)
+		ids := []string{"0b5f6e3a-6c1d-4f27-9a3e-2d4c8b1e7f01", "0b5f6e3a-6c1d-4f27-9a3e-2d4c8b1e7f02"}
+		f.mu.Lock()
+		for _, id := range ids {
+			s := &fakeSession{callID: id, total: 1, state: stateProcessing}
+			f.sessions[id], f.byCall[id] = s, s
+		}
+		f.mu.Unlock()
+		// No Register: the sessions are the client's, found by call id.
+		s := runFast(t, Options{URL: url, APIKey: testKey, ClientSecret: testSecret, Files: []string{mono}, CallIDs: ids})
+		if s.Calls.Total != 2 || s.Calls.Completed != 2 || len(s.Problems()) != 0 {
+			t.Fatalf("calls %+v problems %v", s.Calls, s.Problems())
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, id := range ids {
+			if got := f.byCall[id].state; got != stateSuccess {
+				t.Errorf("session of call %s is %s, want %s", id, got, stateSuccess)
+			}
+		}
+		if f.sessionless != 0 {
+			t.Errorf("%d streams had no session", f.sessionless)
+		}
+	})
+
 	t.Run("a call that never opens cancels its session", func(t *testing.T) {
 		_, url := newFakeEarshot(t)
 		r, err := New(Options{URL: url, APIKey: testKey, Files: []string{mono}, Calls: 1, Register: true}) // unsigned: refused

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"net/netip"
@@ -277,6 +279,18 @@ func TestRunCommands(t *testing.T) {
 	var out strings.Builder
 	if err := run(t.Context(), []string{"version"}, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "earshot ") {
 		t.Errorf("version: %q, %v", out.String(), err)
+	}
+	// earshot --help lists the commands, as earshot help does; serve's
+	// own -h lists its flags.
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		var out strings.Builder
+		if err := run(t.Context(), args, &out, io.Discard); err != nil || !strings.Contains(out.String(), "replay") || !strings.Contains(out.String(), "eval") {
+			t.Errorf("%v: %q, %v; want the list of commands", args, out.String(), err)
+		}
+	}
+	var serveHelp strings.Builder
+	if err := run(t.Context(), []string{"serve", "--help"}, io.Discard, &serveHelp); !errors.Is(err, flag.ErrHelp) || !strings.Contains(serveHelp.String(), "-session-timeout") {
+		t.Errorf("serve --help: %q, %v; want serve's flags", serveHelp.String(), err)
 	}
 	if err := run(t.Context(), []string{"frobnicate"}, io.Discard, io.Discard); err == nil {
 		t.Error("unknown command succeeded")

@@ -31,12 +31,18 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		jsonFile   string
 		cpuProfile string
 		quiet      bool
+		callIDFile string
 	)
 	fs.StringVar(&o.URL, "url", "", "AudioHook endpoint, ws:// or wss:// (a URL without a path gets /v1/audiohook)")
 	fs.StringVar(&o.APIKey, "api-key", "", "API key (X-API-KEY; apikey for the REST calls of --register)")
 	fs.StringVar(&o.ClientSecret, "client-secret", "", "AudioHook client secret, base64 as Genesys takes it; signs the upgrades")
 	fs.StringVar(&o.OrganizationID, "org-id", "", "organization id (UUID) of every call; default a random one per run")
-	fs.IntVar(&o.Calls, "calls", 1, "number of calls")
+	fs.Func("call-id", "conversation id (a UUID) of the next call, so that it feeds the session created for that call_id; repeat it for more calls", func(v string) error {
+		o.CallIDs = append(o.CallIDs, v)
+		return nil
+	})
+	fs.StringVar(&callIDFile, "call-ids", "", "file of conversation ids, one per line (like --call-id for each)")
+	fs.IntVar(&o.Calls, "calls", 0, "number of calls (default 1, or one per call id)")
 	fs.IntVar(&o.Concurrency, "concurrency", 0, "calls in progress at once (default: all of them)")
 	fs.Float64Var(&o.Rate, "rate", 0, "new calls per second at most (0: no bound)")
 	fs.Float64Var(&o.Speed, "speed", 1, "audio pace: 1 real time, 2 twice as fast, 0 as fast as possible")
@@ -58,6 +64,13 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.BoolVar(&quiet, "quiet", false, "no progress report")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if callIDFile != "" {
+		ids, err := readCallIDs(callIDFile)
+		if err != nil {
+			return err
+		}
+		o.CallIDs = append(o.CallIDs, ids...)
 	}
 	o.Files = fs.Args()
 	for _, f := range o.Files {
@@ -101,6 +114,36 @@ func replayCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return errors.New("replay: interrupted")
 	}
 	return nil
+}
+
+// maxCallIDFile bounds the file of --call-ids: replay.MaxCallIDs ids
+// with room for spaces and comments.
+const maxCallIDFile = 8 << 20
+
+// readCallIDs reads a file of --call-ids: one id per line; blank lines
+// and lines starting with # are skipped. The ids are checked by replay.
+func readCallIDs(file string) ([]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--call-ids: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCallIDFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("--call-ids: %w", err)
+	}
+	if len(data) > maxCallIDFile {
+		return nil, fmt.Errorf("--call-ids: %s is larger than %d bytes", file, maxCallIDFile)
+	}
+	var ids []string
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ids = append(ids, line)
+	}
+	return ids, nil
 }
 
 // startCPUProfile starts profiling this process's CPU into file; the

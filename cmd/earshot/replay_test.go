@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,4 +146,32 @@ func scrape(t *testing.T, url string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+func TestReadCallIDs(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          []string
+		wantErr       bool
+	}{
+		{name: "one per line", content: "a\nb\n", want: []string{"a", "b"}},
+		{name: "blanks, comments and spaces", content: "# calls of the morning\n\n  a  \r\n#b\nc", want: []string{"a", "c"}},
+		{name: "empty", content: "", want: nil},
+		{name: "too large", content: strings.Repeat("x", maxCallIDFile+1), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "ids")
+			if err := os.WriteFile(file, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readCallIDs(file)
+			if (err != nil) != tt.wantErr || !slices.Equal(got, tt.want) {
+				t.Errorf("readCallIDs = %q, %v; want %q (error %v)", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+	if _, err := readCallIDs(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing file read")
+	}
 }

@@ -1,4 +1,4 @@
-package features
+package dsp
 
 import (
 	"math"
@@ -66,13 +66,13 @@ func TestRealFFT(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			n := len(c.x)
-			f := newRealFFT(n)
+			f := NewRealFFT(n)
 			wantRe, wantIm := naiveDFT(c.x)
 			gotRe := make([]float64, n/2+1)
 			gotIm := make([]float64, n/2+1)
-			f.spectrum(gotRe, gotIm, c.x)
+			f.Spectrum(gotRe, gotIm, c.x)
 			pow := make([]float64, n/2+1)
-			f.power(pow, c.x)
+			f.Power(pow, c.x)
 			scale := 0.0
 			for _, v := range c.x {
 				scale += math.Abs(v)
@@ -96,10 +96,10 @@ func TestRealFFTLengthPanics(t *testing.T) {
 		t.Run("", func(t *testing.T) {
 			defer func() {
 				if recover() == nil {
-					t.Fatalf("newRealFFT(%d) did not panic", n)
+					t.Fatalf("NewRealFFT(%d) did not panic", n)
 				}
 			}()
-			newRealFFT(n)
+			NewRealFFT(n)
 		})
 	}
 }
@@ -107,7 +107,7 @@ func TestRealFFTLengthPanics(t *testing.T) {
 func BenchmarkRealFFT(b *testing.B) {
 	for _, n := range []int{256, 512} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			f := newRealFFT(n)
+			f := NewRealFFT(n)
 			x := make([]float64, n)
 			r := rand.New(rand.NewPCG(1, 2))
 			for i := range x {
@@ -116,7 +116,55 @@ func BenchmarkRealFFT(b *testing.B) {
 			p := make([]float64, n/2+1)
 			b.ReportAllocs()
 			for b.Loop() {
-				f.power(p, x)
+				f.Power(p, x)
+			}
+		})
+	}
+}
+
+// TestRealFFTInput: filling the packed input by hand, as a caller that
+// windows while it loads does, gives Power's result bit for bit, and
+// PowerFrom leaves the bins it is not asked for alone.
+func TestRealFFTInput(t *testing.T) {
+	for _, n := range []int{8, 16, 128, 256, 512} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(n), 3))
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = r.Float64()*2 - 1
+			}
+			f := NewRealFFT(n)
+			want := make([]float64, n/2+1)
+			f.Power(want, x)
+
+			perm, re, im := f.Input()
+			for j, p := range perm {
+				re[p], im[p] = x[2*j], x[2*j+1]
+			}
+			f.Transform()
+			got := make([]float64, n/2+1)
+			f.PowerFrom(got, 1)
+			for k := range want {
+				if got[k] != want[k] {
+					t.Fatalf("bin %d: %v by Input, %v by Power", k, got[k], want[k])
+				}
+			}
+
+			const from, sentinel = 3, -1.0
+			for k := range got {
+				got[k] = sentinel
+			}
+			f.Power(want, x) // the same input again
+			for j, p := range perm {
+				re[p], im[p] = x[2*j], x[2*j+1]
+			}
+			f.Transform()
+			f.PowerFrom(got, from)
+			for k := range got {
+				skipped := k != 0 && k != n/2 && (k < from || k > n/2-from)
+				if skipped && got[k] != sentinel || !skipped && got[k] != want[k] {
+					t.Fatalf("PowerFrom(%d): bin %d = %v (Power %v)", from, k, got[k], want[k])
+				}
 			}
 		})
 	}

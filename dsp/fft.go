@@ -1,8 +1,8 @@
-package features
+package dsp
 
 import "math"
 
-// realFFT is a forward discrete Fourier transform of fixed power-of-two
+// RealFFT is a forward discrete Fourier transform of fixed power-of-two
 // length n (≥ 8) for real input. It packs the input as m = n/2 complex
 // samples (even samples real, odd samples imaginary) in bit-reversed order,
 // runs an iterative decimation-in-time complex FFT of length m — a first
@@ -14,7 +14,13 @@ import "math"
 // points), for n = 512 4-4-4-4.
 //
 // X[k] = Σ x[t]·exp(−2πi·k·t/n), unscaled.
-type realFFT struct {
+//
+// Power and Spectrum take the input whole. A caller that windows its
+// input can instead write it straight into the packed form (Input), then
+// Transform and PowerFrom, and so save a pass over the samples.
+//
+// A RealFFT holds its work buffers: it is not safe for concurrent use.
+type RealFFT struct {
 	n        int
 	first    int       // radix of the first pass: 4 or 8
 	perm     []int     // perm[j]: bit-reversed position of packed sample j, len m
@@ -23,13 +29,14 @@ type realFFT struct {
 	re, im   []float64 // work, len m
 }
 
-// newRealFFT prepares a transform of length n, a power of two ≥ 8.
-func newRealFFT(n int) *realFFT {
+// NewRealFFT prepares a transform of length n, a power of two ≥ 8. It
+// panics for any other n: lengths are constants of the caller's design.
+func NewRealFFT(n int) *RealFFT {
 	if n < 8 || n&(n-1) != 0 {
-		panic("features: real FFT length must be a power of two ≥ 8")
+		panic("dsp: real FFT length must be a power of two ≥ 8")
 	}
 	m := n / 2
-	f := &realFFT{
+	f := &RealFFT{
 		n:     n,
 		first: 4,
 		perm:  make([]int, m),
@@ -68,9 +75,19 @@ func newRealFFT(n int) *realFFT {
 	return f
 }
 
+// Len returns the transform's length n.
+func (f *RealFFT) Len() int { return f.n }
+
+// Input returns the packed input of the next Transform: sample pair j of
+// the real input, x[2j] and x[2j+1], goes to re[perm[j]] and im[perm[j]]
+// (perm is the bit reversal of the n/2 packed positions). The slices are
+// the transform's own: fill every position, do not keep them, and do not
+// change perm.
+func (f *RealFFT) Input() (perm []int, re, im []float64) { return f.perm, f.re, f.im }
+
 // load packs the real input x (len n) into f.re, f.im in bit-reversed
-// order. The extractor does the same while windowing, to save a pass.
-func (f *realFFT) load(x []float64) {
+// order.
+func (f *RealFFT) load(x []float64) {
 	m := f.n / 2
 	re, im := f.re[:m], f.im[:m]
 	x = x[:2*m]
@@ -80,9 +97,9 @@ func (f *realFFT) load(x []float64) {
 	}
 }
 
-// butterflies runs the length-m complex FFT in place on f.re, f.im, which
-// hold the packed input in bit-reversed order.
-func (f *realFFT) butterflies() {
+// Transform runs the length-n/2 complex FFT in place on the packed input
+// (see Input). PowerFrom then reads the result.
+func (f *RealFFT) Transform() {
 	m := f.n / 2
 	re, im := f.re[:m], f.im[:m]
 	if f.first == 8 {
@@ -185,18 +202,19 @@ func first8(re, im []float64) {
 	}
 }
 
-// power writes |X[k]|² for k = 0..n/2 into dst (len ≥ n/2+1) for the real
+// Power writes |X[k]|² for k = 0..n/2 into dst (len ≥ n/2+1) for the real
 // input x (len n).
-func (f *realFFT) power(dst, x []float64) {
+func (f *RealFFT) Power(dst, x []float64) {
 	f.load(x)
-	f.butterflies()
-	f.splitPower(dst, 1)
+	f.Transform()
+	f.PowerFrom(dst, 1)
 }
 
-// splitPower turns the complex FFT in f.re, f.im into the power spectrum of
-// the real input: dst[k] = |X[k]|² for k = 0, n/2, and from ≤ k ≤ n/2−from.
-// Bins that are not needed (below from and above n/2−from) are left alone.
-func (f *realFFT) splitPower(dst []float64, from int) {
+// PowerFrom turns the result of Transform into the power spectrum of the
+// real input: dst[k] = |X[k]|² for k = 0, n/2, and from ≤ k ≤ n/2−from
+// (dst has len ≥ n/2+1). Bins that are not needed (below from and above
+// n/2−from) are left alone.
+func (f *RealFFT) PowerFrom(dst []float64, from int) {
 	m := f.n / 2
 	re, im := f.re[:m], f.im[:m]
 	dst = dst[:m+1]
@@ -232,11 +250,11 @@ func (f *realFFT) splitPower(dst []float64, from int) {
 	}
 }
 
-// spectrum writes X[k] for k = 0..n/2 into re and im (len ≥ n/2+1) for the
-// real input x (len n). It is the complex form of power, used by tests.
-func (f *realFFT) spectrum(outRe, outIm, x []float64) {
+// Spectrum writes X[k] for k = 0..n/2 into outRe and outIm (len ≥ n/2+1)
+// for the real input x (len n): the complex form of Power.
+func (f *RealFFT) Spectrum(outRe, outIm, x []float64) {
 	f.load(x)
-	f.butterflies()
+	f.Transform()
 	m := f.n / 2
 	re, im := f.re[:m], f.im[:m]
 	outRe[0], outIm[0] = re[0]+im[0], 0
