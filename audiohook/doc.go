@@ -1,5 +1,5 @@
 // Package audiohook implements the server side of the Genesys Cloud
-// AudioHook protocol (spec/audiohook-protocol.md), the WebSocket on which
+// AudioHook protocol, the WebSocket on which
 // contact-centre platforms stream live call audio to Earshot, and a client
 // of it for tests and load tests.
 //

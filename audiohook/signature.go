@@ -11,7 +11,7 @@ import (
 )
 
 // This file verifies the HTTP message signature of an AudioHook upgrade
-// (spec/audiohook-protocol.md section 1.2; RFC 9421 lineage, HMAC-SHA256).
+// (RFC 9421 lineage, HMAC-SHA256 with the key's client secret).
 
 // requiredComponents must all be covered by the signature.
 var requiredComponents = []string{

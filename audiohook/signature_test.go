@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The documented test vector (spec/audiohook-protocol.md 1.2).
+// The signature test vector of the AudioHook protocol's documentation.
 const (
 	vectorAPIKey    = "SGVsbG8sIEkgYW0gdGhlIEFQSSBrZXkh"
 	vectorSecret    = "MySuperSecretKeyTellNo-1!2@3#4$5" // base64-decoded client secret

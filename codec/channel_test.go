@@ -89,7 +89,7 @@ func TestAppendCodedChannel(t *testing.T) {
 	})
 	t.Run("stereo mulaw frame of AudioHook", func(t *testing.T) {
 		// 100 ms of PCMU stereo is 1600 bytes: external sample, internal
-		// sample, and so on (spec/audiohook-protocol.md section 7).
+		// sample, and so on, as AudioHook sends a stereo call.
 		frame := make([]byte, 1600)
 		for i := range frame {
 			frame[i] = 0x80 // +32124

@@ -3,12 +3,11 @@
 //
 // It exists because every other stage of Earshot (vad, features, voiceprint)
 // works on int16 PCM at 8 kHz, while the audio reaches the service as G.711
-// µ-law frames on an AudioHook WebSocket (spec/audiohook-protocol.md section 7:
-// headerless, channels interleaved per sample), as raw µ-law, A-law or
-// little-endian 16-bit PCM described by REST audio settings
-// (DESIGN.md section 2.1: audio_codec "mulaw", "alaw", "pcm16"), or as a WAV
-// upload on POST /api/public/singles (DESIGN.md section 2.2: PCM16, µ-law or
-// A-law, 8 or 16 kHz, mono or stereo).
+// µ-law frames on an AudioHook WebSocket (headerless, channels interleaved
+// per sample), as raw µ-law, A-law or little-endian 16-bit PCM described by
+// REST audio settings (audio_codec "mulaw", "alaw", "pcm16"), or as a WAV
+// upload on POST /api/public/singles (PCM16, µ-law or A-law, 8 or 16 kHz,
+// mono or stereo).
 //
 // The package is pure: no goroutines, no logging, no global state. The frame
 // functions are append-style, in the manner of strconv.AppendInt: they append

@@ -1,8 +1,7 @@
 // Package features turns live telephone audio into the speaker feature
 // vectors that Earshot's voiceprint models are trained and scored on:
 // mel-frequency cepstral coefficients over 25 ms windows every 10 ms, for the
-// frames the voice activity detector marked voiced, normalised
-// (DESIGN.md section 4, "features"). It is pure: no goroutines, no logging,
+// frames the voice activity detector marked voiced, normalised. It is pure: no goroutines, no logging,
 // no globals, append-style, and allocation-free per frame.
 //
 // # Stream model

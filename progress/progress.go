@@ -1,7 +1,7 @@
 // Package progress reports how far a long command-line run has got: a bar
 // redrawn in place on a terminal, or a plain line every few seconds when
 // the output is a log (CI, a file). earshot eval and earshot replay use
-// it; DESIGN.md's "a progress bar on long work".
+// it, so that long work always shows how far it is.
 package progress
 
 import (

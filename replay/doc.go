@@ -5,9 +5,9 @@
 //
 // It exists because contact-centre teams load-test with recorded calls
 // before they go live, and SREs need to know how many calls one replica
-// holds (DESIGN.md section 6). It drives any AudioHook server: without
+// holds. It drives any AudioHook server: without
 // Options.Register it uses nothing but the protocol
-// (spec/audiohook-protocol.md sections 1 to 9, the client side), so the
+// (the client side of AudioHook, nothing more), so the
 // same load can be pointed at Earshot and at another server.
 //
 // Each call is one goroutine that owns its connection: it dials (signing
@@ -27,7 +27,7 @@
 // run's memory does not grow with its length either.
 //
 // With Options.Register each call first creates audio settings and a
-// register session through the Earshot REST API (DESIGN.md section 2.1),
+// register session through the Earshot REST API,
 // whose call_id is the conversationId the call opens with, and after the
 // call polls the session until it reaches a terminal state.
 package replay

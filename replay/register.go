@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Session states of the Earshot REST API (DESIGN.md section 2.1).
+// Session states of the Earshot REST API.
 const (
 	stateProcessing = "PROCESSING_AUDIO"
 	stateSuccess    = "SUCCESS"

@@ -4,7 +4,7 @@ import "math"
 
 // config holds every tuning constant of the detector. New uses
 // defaultConfig, whose values were chosen on corpora of the train splits
-// made by shared/tools/make-corpus.sh (never on the dev split, which only
+// of the labelled telephony corpus (never on the dev split, which only
 // confirmed them).
 type config struct {
 	// noise tracking (per band, linear power)

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Accuracy targets on a corpus made by shared/tools/make-corpus.sh: frame
+// Accuracy targets on a labelled telephony corpus (earshot eval's format): frame
 // F1 per 10 ms frame, speech as the positive class.
 const (
 	targetOverall = 0.95 // every utterance and both channels of every call
@@ -57,7 +57,7 @@ func decideAll(t testing.TB, pcm, ref []int16) []bool {
 func TestCorpus(t *testing.T) {
 	dir := os.Getenv("EARSHOT_CORPUS")
 	if dir == "" {
-		t.Skip("EARSHOT_CORPUS is not set: point it at a corpus made by shared/tools/make-corpus.sh to measure accuracy")
+		t.Skip("EARSHOT_CORPUS is not set: point it at a labelled corpus (docs/EVALUATION.md) to measure accuracy")
 	}
 	items, err := loadCorpus(dir)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package vad finds the voice in a live telephone channel: a streaming voice
 // activity detector over 8 kHz (or 16 kHz) 16-bit PCM in 10 ms frames. It is
-// the VAD stage of the audio path in DESIGN.md section 3 (decode → VAD →
-// features): only voiced frames feed the speaker features of section 4, and
+// the VAD stage of the audio path (decode → VAD → features): only voiced
+// frames feed the speaker features, and
 // the share of voiced frames is the session's vad_percentage.
 //
 // It has to work from the first second of a call whose noise level nobody
@@ -41,7 +41,7 @@
 // taken for the caller's voice.
 //
 // Measured frame F1 (speech as the positive class, 10 ms frames) with
-// TestCorpus on corpora made by shared/tools/make-corpus.sh, dev split (the
+// TestCorpus on labelled corpora in earshot eval's format, dev split (the
 // constants were chosen on other splits): 0.99 on utterances (clean;
 // telephone band with white, pink or brown noise at 15–20 dB SNR, some
 // through GSM; long gaps), 0.99 on the caller leg of stereo calls with the

@@ -1,10 +1,11 @@
-// Package voiceprint is Earshot's speaker model (DESIGN.md section 4,
-// "Biometrics, honestly"): it turns the feature vectors of a caller's voice
+// Package voiceprint is Earshot's speaker model: it turns the feature vectors of a caller's voice
 // into a biometric template, seals the template into the credential that
-// clients store (spec/voice-api.md register_session result), scores new
+// clients store (a register session's result), scores new
 // audio against an opened credential (verify_session), estimates how
 // authentic a collection is, and holds the registry of built-in models
-// behind model_hash (GET /v1/models, DESIGN.md 2.1).
+// behind model_hash (GET /v1/models). Its figures are measured, and
+// reported apart for real and synthetic voices: it claims no more than
+// was measured (docs/EVALUATION.md).
 //
 // # Model
 //

@@ -13,8 +13,8 @@ import (
 )
 
 // TestCorpusEval measures the shipped model on the corpus (or corpora,
-// comma-separated) named by EARSHOT_CORPUS, made by
-// shared/tools/make-corpus.sh: verification EER with 10 s of enrolment
+// comma-separated) named by EARSHOT_CORPUS, in earshot eval's format:
+// verification EER with 10 s of enrolment
 // voice (three enrolment rotations per speaker; impostor trials only
 // between speakers of different base voices) and the authenticity figures
 // at threshold 0.8 on 20 s collections: genuine single-speaker

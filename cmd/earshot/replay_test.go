@@ -13,8 +13,7 @@ import (
 	"testing"
 )
 
-// TestReplayRegistersEverySession is acceptance check 1 of issue 6:
-// earshot replay runs 20 calls of recorded speech (testdata/) with
+// TestReplayRegistersEverySession: earshot replay runs 20 calls of recorded speech (testdata/) with
 // --register against an in-process earshot serve; every call's register
 // session reaches SUCCESS, and neither side saw a protocol error (the
 // replay's summary counts none, the server's metrics count no violation
