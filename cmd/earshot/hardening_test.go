@@ -172,6 +172,9 @@ func TestSecondStreamLeavesTheSessionWithTheFirst(t *testing.T) {
 	callID := uuid.NewString()
 	reg := s.session("register", s.settings(1, "external"), callID, 10, nil)
 	first, _ := s.dial(callID)
+	// The server starts a stream's call just after it sends opened: wait
+	// for the first call to start, so that the second really comes second.
+	s.awaitMetric("earshot_calls_active", 1)
 	second, _ := s.dial(callID)
 	second.send(enrol[:8000*4], 1600)
 	if _, rs := s.rest("GET", "/v1/register_session/"+reg, nil); rs["state"] != "PROCESSING_AUDIO" ||
@@ -191,5 +194,19 @@ func TestSecondStreamLeavesTheSessionWithTheFirst(t *testing.T) {
 	})
 	if !said {
 		t.Error("the second stream was not logged as leaving the session with the first")
+	}
+}
+
+// awaitMetric polls the server's metrics until name reaches at least min
+// (20 s at most), as a monitoring client would.
+func (s *stack) awaitMetric(name string, min float64) {
+	s.t.Helper()
+	url := "http://" + s.listener(s.t, "metrics") + "/metrics"
+	deadline := time.Now().Add(20 * time.Second)
+	for scrape(s.t, url)[name] < min {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s stayed below %v", name, min)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a server, as a client does; not a timing assertion
 	}
 }
