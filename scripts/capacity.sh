@@ -12,7 +12,7 @@
 #          after the start to take a 15 s CPU profile, then a heap profile
 #          (default 40; 0 for none); PORT (default 18080; +1 metrics, +2 pprof).
 #
-# Example (issue 6, target 1):
+# Example (the capacity target of 2,000 calls with sessions):
 #   scripts/capacity.sh t1 --calls 2000 --rate 200 --duration 60s --register \
 #       /tmp/corpus-dev/calls/call_0*.wav
 set -euo pipefail
